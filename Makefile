@@ -1,0 +1,37 @@
+# `make run` and `make test` are all a newcomer needs; see README.md.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+HOST   ?= 127.0.0.1
+PORT   ?= 5000
+
+.PHONY: install run migrate test lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+migrate: install
+	$(BIN)/flask --app wsgi db upgrade
+
+run: migrate
+	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --access-logfile - wsgi:app
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check app tests bench
+
+bench: install
+	scripts/install-bench-tools
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,64 @@
+"""svc-auth: the account service of the svc family of client sites."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from app import config, database  # noqa: F401  (database: engine settings on import)
+from app.domain.services import Services
+from app.extensions import db, limiter, migrate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    instance_path = (test_config or {}).get("INSTANCE_PATH") or os.environ.get("SVC_INSTANCE_PATH")
+    app = Flask(__name__, template_folder=str(ROOT / "templates"),
+                static_folder=str(ROOT / "static"), instance_path=instance_path,
+                instance_relative_config=True)
+    config.load(app, test_config)
+    logging.getLogger("svc_auth").setLevel(logging.INFO)
+
+    proxies = int(app.config["TRUSTED_PROXIES"])
+    if proxies:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(ROOT / "migrations"), render_as_batch=True,
+                     compare_type=True)
+    limiter.init_app(app)
+    app.extensions["svc-auth"] = Services.from_config(app.config, app.instance_path)
+
+    _register_blueprints(app)
+    app.after_request(_security_headers)
+
+    from app import cli
+
+    cli.register(app)
+    return app
+
+
+def _register_blueprints(app: Flask) -> None:
+    from app.api import problems, v1, v2, wellknown
+
+    app.register_blueprint(v1.bp)
+    app.register_blueprint(v2.bp)
+    app.register_blueprint(wellknown.bp)
+    problems.register_unrouted_api_errors(app)
+
+
+def _security_headers(response: Response) -> Response:
+    headers = response.headers
+    headers.setdefault("X-Content-Type-Options", "nosniff")
+    headers.setdefault("Referrer-Policy", "no-referrer")
+    headers.setdefault("Content-Security-Policy",
+                       "default-src 'none'; frame-ancestors 'none'; base-uri 'none'")
+    headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
+    headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+    return response

@@ -1,0 +1,25 @@
+"""Reading the bearer token: from the Authorization header only (never the query string)."""
+
+from __future__ import annotations
+
+from flask import request
+
+from app.domain.errors import InvalidToken, MissingToken
+from app.domain.sessions import authenticate_bearer
+from app.models import AuthSession
+
+
+def bearer_token() -> str:
+    header = request.headers.get("Authorization", "")
+    if not header:
+        raise MissingToken()
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise InvalidToken()
+    return token
+
+
+def current_session() -> tuple[AuthSession, int]:
+    """The live session behind the request's access token, and the token's expiry."""
+    return authenticate_bearer(bearer_token())

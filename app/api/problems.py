@@ -1,0 +1,104 @@
+"""Every error under /api/ as application/problem+json (RFC 9457): never HTML, never a trace."""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+from flask import Blueprint, Flask, Response, jsonify, request
+from flask_limiter.errors import RateLimitExceeded
+from sqlalchemy.exc import OperationalError
+from werkzeug.exceptions import HTTPException
+
+from app.domain.errors import AuthError, BearerError, InvalidBody
+from app.extensions import limiter
+
+log = logging.getLogger("svc_auth.api")
+
+API_PREFIX = "/api/"
+
+# Stable codes for the HTTP errors raised outside our own views.
+_HTTP_CODES = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+    405: "method_not_allowed", 406: "not_acceptable", 413: "payload_too_large",
+    415: "unsupported_media_type", 429: "rate_limited", 500: "internal_error",
+    503: "service_unavailable",
+}
+
+
+def problem(status: int, code: str, detail: str, *, headers: dict[str, str] | None = None,
+            **extra: Any) -> Response:
+    from http import HTTPStatus
+
+    body = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
+            "code": code, "detail": detail, **extra}
+    response = jsonify(body)
+    response.status_code = status
+    response.mimetype = "application/problem+json"
+    response.headers["Cache-Control"] = "no-store"
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def _auth_error(error: AuthError) -> Response:
+    extra: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+    if isinstance(error, InvalidBody) and error.errors:
+        extra["errors"] = error.errors
+    if isinstance(error, BearerError):
+        headers["WWW-Authenticate"] = (
+            'Bearer realm="svc-auth"' if error.code == "missing_token"
+            else f'Bearer realm="svc-auth", error="invalid_token", error_description="{error.code}"'
+        )
+    return problem(error.status, error.code, error.detail, headers=headers, **extra)
+
+
+def _rate_limited(_error: RateLimitExceeded) -> Response:
+    current = limiter.current_limit
+    retry_after = max(1, math.ceil(current.reset_at - time.time())) if current else 60
+    return problem(429, "rate_limited", "Too many attempts. Try again later.",
+                   headers={"Retry-After": str(retry_after)}, retry_after=retry_after)
+
+
+def _http_error(error: HTTPException) -> Response:
+    status = error.code or 500
+    detail = {
+        404: "There is nothing at this address.",
+        405: f"{request.method} is not allowed here.",
+        413: "The request body is larger than 64 KiB.",
+    }.get(status, error.description or "The request could not be processed.")
+    allowed = getattr(error, "valid_methods", None)
+    headers = {"Allow": ", ".join(allowed)} if allowed else {}
+    return problem(status, _HTTP_CODES.get(status, "http_error"), detail, headers=headers)
+
+
+def _database_unavailable(_error: OperationalError) -> Response:
+    log.error("database unavailable", exc_info=True)
+    return problem(503, "service_unavailable", "The service is unavailable. Try again shortly.",
+                   headers={"Retry-After": "5"})
+
+
+def _unexpected(error: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.path)
+    return problem(500, "internal_error", "Something went wrong on our side.")
+
+
+def register_api_errors(blueprint: Blueprint) -> None:
+    blueprint.register_error_handler(AuthError, _auth_error)
+    blueprint.register_error_handler(RateLimitExceeded, _rate_limited)
+    blueprint.register_error_handler(HTTPException, _http_error)
+    blueprint.register_error_handler(OperationalError, _database_unavailable)
+    blueprint.register_error_handler(Exception, _unexpected)
+
+
+def register_unrouted_api_errors(app: Flask) -> None:
+    """404 and 405 are raised before any blueprint is chosen: answer them by path instead."""
+
+    def handle(error: HTTPException) -> Response | HTTPException:
+        return _http_error(error) if request.path.startswith(API_PREFIX) else error
+
+    app.register_error_handler(404, handle)
+    app.register_error_handler(405, handle)

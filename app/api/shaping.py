@@ -1,0 +1,38 @@
+"""Shaping the domain's results as JSON, the same way for every version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, jsonify, request
+
+from app.api.ratelimits import client_ip
+from app.domain.audit import ClientInfo
+from app.domain.sessions import IssuedTokens
+from app.models import User
+
+
+def client_info() -> ClientInfo:
+    return ClientInfo.of(client_ip(), request.headers.get("User-Agent"))
+
+
+def user_json(user: User) -> dict[str, Any]:
+    return {"id": user.id, "email": user.email, "full_name": user.full_name, "plan": user.plan}
+
+
+def token_fields(issued: IssuedTokens) -> dict[str, Any]:
+    return {"access_token": issued.access_token, "refresh_token": issued.refresh_token,
+            "token_type": "bearer", "expires_in": issued.expires_in}
+
+
+def login_json(issued: IssuedTokens) -> dict[str, Any]:
+    return {**token_fields(issued), "user": user_json(issued.user)}
+
+
+def no_store(body: dict[str, Any], status: int = 200) -> Response:
+    """A response that carries tokens: never cached by anyone (RFC 6749 §5.1)."""
+    response = jsonify(body)
+    response.status_code = status
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Pragma"] = "no-cache"
+    return response

@@ -1,0 +1,58 @@
+"""/api/v2: the main interface."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request
+
+from app.api import ratelimits
+from app.api.bearer import current_session
+from app.api.problems import register_api_errors
+from app.api.schemas import LoginBody, RefreshBody, SignupBody, parse_body
+from app.api.shaping import client_info, login_json, no_store, user_json
+from app.domain import accounts, sessions
+from app.domain.errors import InvalidBody
+
+bp = Blueprint("api_v2", __name__, url_prefix="/api/v2")
+register_api_errors(bp)
+
+
+@bp.post("/auth/signup")
+@ratelimits.signup
+def signup() -> Response:
+    body = parse_body(SignupBody)
+    issued = accounts.sign_up(body.email, body.password, body.full_name, client_info())
+    return no_store(login_json(issued), 201)
+
+
+@bp.post("/auth/login")
+@ratelimits.login
+def login() -> Response:
+    body = parse_body(LoginBody)
+    return no_store(login_json(accounts.log_in(body.email, body.password, client_info())))
+
+
+@bp.get("/auth/verify")
+def verify() -> Response:
+    session, expires_at = current_session()
+    return no_store({"valid": True, "user": user_json(session.user), "session_id": session.id,
+                     "expires_at": expires_at})
+
+
+@bp.post("/auth/refresh")
+@ratelimits.refresh
+def refresh() -> Response:
+    body = parse_body(RefreshBody)
+    return no_store(login_json(sessions.refresh(body.refresh_token, client_info())))
+
+
+@bp.post("/auth/logout")
+def logout() -> tuple[str, int]:
+    session, _ = current_session()
+    untrusted_scope = request.args.get("scope", "local")
+    try:
+        scope = sessions.LogoutScope(untrusted_scope)
+    except ValueError:
+        raise InvalidBody(errors=[{"pointer": "#/query/scope",
+                                   "detail": "scope must be local, others or global."}]) from None
+    sessions.log_out(session, scope, client_info())
+    return "", 204

@@ -1,0 +1,86 @@
+"""Operator commands: `flask --app wsgi users|keys|sessions ...`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+from flask import Flask
+from flask.cli import AppGroup
+
+from app.domain import accounts, sessions
+from app.domain.errors import AuthError
+from app.domain.services import services
+from app.extensions import db
+
+users = AppGroup("users", help="Manage accounts.")
+keys = AppGroup("keys", help="Manage the access-token signing keys.")
+sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
+
+
+def _friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Domain errors end the command with their message, not a traceback."""
+
+    @wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except AuthError as error:
+            db.session.rollback()
+            details = "; ".join(e["detail"] for e in getattr(error, "errors", [])) or error.detail
+            raise click.ClickException(details) from None
+
+    return run
+
+
+@users.command("create")
+@click.argument("email")
+@click.option("--password", help="Prompted for when not given.")
+@click.option("--name", "full_name", default="", help="Display name.")
+@click.option("--plan", default="free", show_default=True)
+@_friendly_errors
+def create_user(email: str, password: str | None, full_name: str, plan: str) -> None:
+    if password is None:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    user = accounts.create_user(email, password, full_name, plan)
+    db.session.commit()
+    click.echo(f"Created {user.email} ({user.id}), plan {user.plan}.")
+
+
+@users.command("set-plan")
+@click.argument("email")
+@click.argument("plan")
+@_friendly_errors
+def set_plan(email: str, plan: str) -> None:
+    user = accounts.set_plan(email, plan)
+    click.echo(f"{user.email} is now on plan {user.plan}.")
+
+
+@users.command("disable")
+@click.argument("email")
+@_friendly_errors
+def disable(email: str) -> None:
+    user = accounts.disable(email)
+    click.echo(f"Disabled {user.email}; its sessions are revoked.")
+
+
+@keys.command("rotate")
+def rotate() -> None:
+    try:
+        key = services().access_tokens.keyring.rotate()
+    except RuntimeError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"New signing key {key.kid} ({key.alg}); older keys verify until their tokens"
+               " expire.")
+
+
+@sessions_cli.command("purge-expired")
+def purge_expired() -> None:
+    click.echo(f"Deleted {sessions.purge_expired()} ended sessions.")
+
+
+def register(app: Flask) -> None:
+    for group in (users, keys, sessions_cli):
+        app.cli.add_command(group)

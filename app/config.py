@@ -1,0 +1,118 @@
+"""Settings: defaults, then SVC_* environment variables, then the caller's overrides.
+
+Read once in the app factory, never at import time. Every setting is documented in the README.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from app.domain.clock import system_clock
+from app.instance_files import create_once
+
+DAY = 24 * 3600
+
+DEFAULTS: dict[str, Any] = {
+    "ENV": "development",
+    "BRAND": "svc",
+    "PUBLIC_URL": "http://127.0.0.1:5000",
+    "DATABASE_URL": None,  # None: a SQLite file in the instance folder
+    "CLIENT_SITES": {},
+    "MAIL_URL": "console://",
+    "REDIS_URL": None,
+    "TRUSTED_PROXIES": 0,
+    # Tokens
+    "JWT_ALG": "ES256",
+    "JWT_AUDIENCE": "svc",
+    "JWT_KEYS": None,  # a JSON list of private keys (PEM, or a base64url secret for HS256)
+    "JWT_LEEWAY": 5,
+    "ACCESS_TOKEN_TTL": 3600,
+    "REFRESH_IDLE_TTL": 30 * DAY,
+    "REFRESH_MAX_TTL": 90 * DAY,
+    "REFRESH_REUSE_GRACE": 10,
+    "RESET_TOKEN_TTL": 3600,
+    # Passwords: argon2id at OWASP's parameters (m=19 MiB, t=2, p=1)
+    "PASSWORD_MIN_LENGTH": 8,
+    "PASSWORD_MAX_LENGTH": 256,
+    "ARGON2_MEMORY_COST": 19456,
+    "ARGON2_TIME_COST": 2,
+    "ARGON2_PARALLELISM": 1,
+    # Rate limits (flask-limiter notation)
+    "RATELIMIT_ENABLED": True,
+    "RATELIMIT_FAIL_CLOSED": False,
+    "LIMIT_LOGIN": "10 per minute",
+    "LIMIT_LOGIN_IP": "50 per minute",
+    "LIMIT_LOGIN_FAILURES": "100 per day",
+    "LIMIT_SIGNUP": "10 per hour",
+    "LIMIT_FORGOT": "5 per hour",
+    "LIMIT_FORGOT_IP": "20 per hour",
+    "LIMIT_RESET": "20 per minute",
+    "LIMIT_EXCHANGE": "20 per minute",
+    "LIMIT_REFRESH": "60 per minute",
+    # Requests
+    "MAX_CONTENT_LENGTH": 64 * 1024,
+    "CLOCK": system_clock,
+}
+
+# Settings that only a test or an embedding program may pass, never the environment.
+_CODE_ONLY = {"CLOCK"}
+
+
+def load(app: Flask, overrides: dict[str, Any] | None) -> None:
+    app.config.from_mapping(DEFAULTS)
+    app.config.from_prefixed_env("SVC")
+    for key in _CODE_ONLY:
+        app.config[key] = DEFAULTS[key]
+    if overrides:
+        app.config.update(overrides)
+    _derive(app)
+    _check(app.config)
+
+
+def _derive(app: Flask) -> None:
+    """Fill in the settings that follow from others, and the library settings they map to."""
+    config = app.config
+    config["PUBLIC_URL"] = str(config["PUBLIC_URL"]).rstrip("/")
+    config.setdefault("SQLALCHEMY_DATABASE_URI", config["DATABASE_URL"] or _default_database(app))
+    config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
+    config["RATELIMIT_STORAGE_URI"] = config["REDIS_URL"] or "memory://"
+    config["RATELIMIT_HEADERS_ENABLED"] = False  # 429s carry Retry-After from our own handler
+    config["RATELIMIT_SWALLOW_ERRORS"] = not config["RATELIMIT_FAIL_CLOSED"]
+    config["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"] = not config["RATELIMIT_FAIL_CLOSED"]
+    config["RATELIMIT_KEY_PREFIX"] = "svc-auth"
+    config["SESSION_COOKIE_HTTPONLY"] = True
+    config["SESSION_COOKIE_SAMESITE"] = "Lax"
+    if not config.get("SECRET_KEY"):
+        if config["ENV"] == "production":
+            raise RuntimeError("SVC_SECRET_KEY is required when SVC_ENV=production.")
+        config["SECRET_KEY"] = _instance_secret(app)
+
+
+def _default_database(app: Flask) -> str:
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{os.path.join(app.instance_path, 'svc-auth.db')}"
+
+
+def _instance_secret(app: Flask) -> str:
+    """One random secret per instance folder, shared by every worker of the embedded default."""
+    path = Path(app.instance_path) / "secret-key"
+    return create_once(path, lambda: secrets.token_urlsafe(48).encode()).decode()
+
+
+def _check(config: dict[str, Any]) -> None:
+    """Refuse to start with settings that would make the service unsafe or broken."""
+    if config["JWT_ALG"] not in ("ES256", "EdDSA", "RS256", "HS256"):
+        raise RuntimeError("SVC_JWT_ALG must be ES256, EdDSA, RS256 or HS256.")
+    if not 60 <= int(config["ACCESS_TOKEN_TTL"]) <= 3600:
+        raise RuntimeError("SVC_ACCESS_TOKEN_TTL must be between 60 and 3600 seconds.")
+    if int(config["REFRESH_IDLE_TTL"]) > int(config["REFRESH_MAX_TTL"]):
+        raise RuntimeError("SVC_REFRESH_IDLE_TTL cannot exceed SVC_REFRESH_MAX_TTL.")
+    if not 0 <= int(config["REFRESH_REUSE_GRACE"]) <= 60:
+        raise RuntimeError("SVC_REFRESH_REUSE_GRACE must be between 0 and 60 seconds.")
+    if config["ENV"] == "production" and not str(config["PUBLIC_URL"]).startswith("https://"):
+        raise RuntimeError("SVC_PUBLIC_URL must be https when SVC_ENV=production.")

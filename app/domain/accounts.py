@@ -1,0 +1,125 @@
+"""Accounts: sign-up, password sign-in, and the operator's changes (plan, disable)."""
+
+from __future__ import annotations
+
+from email_validator import EmailNotValidError, validate_email
+from flask import current_app
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from app.domain import audit, sessions
+from app.domain.audit import ClientInfo
+from app.domain.clock import now
+from app.domain.errors import EmailTaken, InvalidBody, InvalidCredentials, NotFound
+from app.domain.passwords import check_policy
+from app.domain.services import services
+from app.extensions import db
+from app.models import User
+
+MAX_EMAIL_LENGTH = 254
+
+
+def canonical_email(untrusted_email: str, pointer: str = "#/email") -> str:
+    """The address as we store it (domain lower-cased, IDNA and Unicode normalised)."""
+    try:
+        checked = validate_email(untrusted_email.strip(), check_deliverability=False)
+    except EmailNotValidError as error:
+        raise InvalidBody(errors=[{"pointer": pointer, "detail": str(error)}]) from None
+    if len(checked.normalized) > MAX_EMAIL_LENGTH:
+        raise InvalidBody(errors=[{"pointer": pointer, "detail": "The email address is too long."}])
+    return checked.normalized
+
+
+def email_key(email: str) -> str:
+    """What makes two addresses the same account: case does not count."""
+    return email.strip().casefold()
+
+
+def find_by_email(untrusted_email: str) -> User | None:
+    return db.session.scalars(
+        select(User).where(User.email_key == email_key(untrusted_email))
+    ).one_or_none()
+
+
+def check_password_policy(password: str, email: str, pointer: str = "#/password") -> None:
+    config = current_app.config
+    check_policy(password, email=email, brand=config["BRAND"], pointer=pointer,
+                 min_length=int(config["PASSWORD_MIN_LENGTH"]),
+                 max_length=int(config["PASSWORD_MAX_LENGTH"]))
+
+
+def create_user(untrusted_email: str, password: str | None, full_name: str = "",
+                plan: str = "free") -> User:
+    """Add a user to the current transaction; EmailTaken when the address has an account."""
+    email = canonical_email(untrusted_email)
+    if password is not None:
+        check_password_policy(password, email)
+    if find_by_email(email) is not None:
+        raise EmailTaken()
+    at = now()
+    user = User(email=email, email_key=email_key(email), full_name=full_name.strip(), plan=plan,
+                created_at=at, password_changed_at=at if password is not None else None,
+                password_hash=services().hasher.hash(password) if password is not None else None)
+    db.session.add(user)
+    try:
+        db.session.flush()
+    except IntegrityError:  # the same address, signed up by a concurrent request
+        db.session.rollback()
+        raise EmailTaken() from None
+    return user
+
+
+def sign_up(untrusted_email: str, password: str, full_name: str,
+            client: ClientInfo) -> sessions.IssuedTokens:
+    user = create_user(untrusted_email, password, full_name)
+    audit.record("signed_up", client, user_id=user.id)
+    return sessions.sign_in(user, "password", client)
+
+
+def authenticate(untrusted_email: str, password: str, client: ClientInfo) -> User:
+    """The user these credentials belong to, or InvalidCredentials.
+
+    Unknown email, wrong password, an account with no password and a disabled account all do
+    the same hashing work and raise the same error.
+    """
+    user = find_by_email(untrusted_email)
+    result = services().hasher.verify(user.password_hash if user else None, password)
+    if user is None or not result.ok or user.disabled_at is not None:
+        audit.record("login_failed", client, user_id=user.id if user else None)
+        db.session.commit()
+        raise InvalidCredentials()
+    if result.needs_rehash:
+        user.password_hash = services().hasher.hash(password)
+    return user
+
+
+def log_in(untrusted_email: str, password: str, client: ClientInfo) -> sessions.IssuedTokens:
+    return sessions.sign_in(authenticate(untrusted_email, password, client), "password", client)
+
+
+# The operator's changes (CLI) ----------------------------------------------------------------
+
+def _require(untrusted_email: str) -> User:
+    user = find_by_email(untrusted_email)
+    if user is None:
+        raise NotFound(f"No account for {untrusted_email}.")
+    return user
+
+
+def set_plan(untrusted_email: str, plan: str) -> User:
+    user = _require(untrusted_email)
+    user.plan = plan
+    db.session.commit()
+    return user
+
+
+def disable(untrusted_email: str) -> User:
+    """Disable an account: its sessions end at once and it can no longer sign in."""
+    user = _require(untrusted_email)
+    user.disabled_at = user.disabled_at or now()
+    sessions.revoke_all(user.id, "account_disabled")
+    audit.record("account_disabled", ClientInfo(), user_id=user.id)
+    db.session.commit()
+    return user
+
+

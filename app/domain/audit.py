@@ -1,0 +1,35 @@
+"""Security events: written to the audit table and to the log, never with a secret in them."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from app.domain.clock import now
+from app.extensions import db
+from app.models import AuditEvent
+
+log = logging.getLogger("svc_auth.audit")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """Who is asking, as far as the request tells: kept with sessions and audit events."""
+
+    ip: str | None = None
+    user_agent: str | None = None
+
+    @classmethod
+    def of(cls, ip: str | None, user_agent: str | None) -> ClientInfo:
+        agent = _UNPRINTABLE.sub("", user_agent or "")[:255] or None
+        return cls(ip=(ip or None) and ip[:45], user_agent=agent)
+
+
+def record(event: str, client: ClientInfo, *, user_id: str | None = None,
+           session_id: str | None = None) -> None:
+    """Add an event to the current transaction; the caller commits."""
+    db.session.add(AuditEvent(at=now(), event=event, user_id=user_id, session_id=session_id,
+                              ip=client.ip, user_agent=client.user_agent))
+    log.info("event=%s user=%s session=%s ip=%s", event, user_id, session_id, client.ip)

@@ -1,0 +1,195 @@
+"""Sessions: sign-in, refresh-token rotation with reuse detection, revocation, bearer checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from flask import current_app
+from sqlalchemy import select, update
+
+from app.domain import audit, tokens
+from app.domain.audit import ClientInfo
+from app.domain.clock import now
+from app.domain.errors import InvalidRefreshToken, SessionRevoked
+from app.domain.services import services
+from app.extensions import db
+from app.models import AuthSession, RefreshToken, User
+
+
+@dataclass(frozen=True)
+class IssuedTokens:
+    user: User
+    session: AuthSession
+    access_token: str
+    refresh_token: str
+    expires_in: int
+
+
+class LogoutScope(StrEnum):
+    LOCAL = "local"    # this session
+    OTHERS = "others"  # every other session of the account
+    GLOBAL = "global"  # every session of the account
+
+
+def _seconds(setting: str) -> timedelta:
+    return timedelta(seconds=int(current_app.config[setting]))
+
+
+# Signing in ----------------------------------------------------------------------------------
+
+def sign_in(user: User, provider: str, client: ClientInfo) -> IssuedTokens:
+    """Open a session for a user whose identity was just proven, and commit."""
+    at = now()
+    session = AuthSession(user=user, provider=provider, created_at=at, last_used_at=at,
+                          expires_at=at + _seconds("REFRESH_MAX_TTL"),
+                          ip=client.ip, user_agent=client.user_agent)
+    db.session.add(session)
+    db.session.flush()
+    refresh = _new_refresh_token(session, at)
+    audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
+    db.session.commit()
+    return _issue(user, session, refresh)
+
+
+def _new_refresh_token(session: AuthSession, at: datetime) -> tuple[RefreshToken, str]:
+    raw = tokens.new_secret()
+    row = RefreshToken(session_id=session.id, token_hash=tokens.hash_secret(raw), created_at=at,
+                       expires_at=min(at + _seconds("REFRESH_IDLE_TTL"), session.expires_at))
+    db.session.add(row)
+    return row, raw
+
+
+def _issue(user: User, session: AuthSession, refresh: tuple[RefreshToken, str]) -> IssuedTokens:
+    access = services().access_tokens.issue(user_id=user.id, session_id=session.id,
+                                            plan=user.plan, now=now())
+    return IssuedTokens(user, session, access.token, refresh[1],
+                        services().access_tokens.ttl)
+
+
+# Refreshing ----------------------------------------------------------------------------------
+
+def refresh(raw: str, client: ClientInfo) -> IssuedTokens:
+    """Trade a refresh token for a new pair. Every use rotates the token.
+
+    A token that was already rotated is answered with the same successor while the grace window
+    lasts (two tabs refreshing at once), and revokes its whole session after that: whoever
+    presents it then holds a copy of a token its owner has moved past.
+    """
+    for _attempt in range(2):
+        row = _find_refresh_token(raw)
+        at = now()
+        if row.rotated_at is not None:
+            return _answer_rotated(row, raw, at, client)
+        if row.expires_at <= at:
+            raise InvalidRefreshToken()
+        rotated = _rotate(row, raw, at, client)
+        if rotated is not None:
+            return rotated
+        db.session.rollback()  # another request rotated it first: read again what it did
+    raise InvalidRefreshToken()
+
+
+def _answer_rotated(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> IssuedTokens:
+    session = row.session
+    rotated_at = row.rotated_at
+    assert rotated_at is not None
+    if at - rotated_at <= _seconds("REFRESH_REUSE_GRACE") and row.successor_sealed:
+        successor = tokens.unseal(raw, row.successor_sealed)
+        db.session.commit()
+        return _issue(session.user, session, (row, successor))
+    _revoke(session, "refresh_token_reused", at)
+    audit.record("refresh_token_reused", client, user_id=session.user_id, session_id=session.id)
+    db.session.commit()
+    raise InvalidRefreshToken()
+
+
+def _find_refresh_token(raw: str) -> RefreshToken:
+    row = db.session.scalars(
+        select(RefreshToken).where(RefreshToken.token_hash == tokens.hash_secret(raw))
+    ).one_or_none()
+    if row is None or not _is_live(row.session, now()):
+        raise InvalidRefreshToken()
+    return row
+
+
+def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> IssuedTokens | None:
+    """Mark `row` used and create its successor, or None when another request got there first."""
+    session = row.session
+    successor = _new_refresh_token(session, at)
+    db.session.flush()
+    claimed = db.session.execute(
+        update(RefreshToken)
+        .where(RefreshToken.id == row.id, RefreshToken.rotated_at.is_(None))
+        .values(rotated_at=at, successor_sealed=tokens.seal(raw, successor[1]))
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if claimed != 1:
+        return None
+    session.last_used_at = at
+    session.ip = client.ip or session.ip
+    session.user_agent = client.user_agent or session.user_agent
+    audit.record("token_refreshed", client, user_id=session.user_id, session_id=session.id)
+    db.session.commit()
+    return _issue(session.user, session, successor)
+
+
+# Checking and ending sessions ----------------------------------------------------------------
+
+def _is_live(session: AuthSession, at: datetime) -> bool:
+    return (session.revoked_at is None and session.expires_at > at
+            and session.user.disabled_at is None)
+
+
+def authenticate_bearer(token: str) -> tuple[AuthSession, int]:
+    """The live session behind an access token, and the token's expiry; raises a BearerError."""
+    claims = services().access_tokens.verify(token, now())
+    session = db.session.get(AuthSession, claims.session_id)
+    if session is None or session.user_id != claims.user_id or not _is_live(session, now()):
+        raise SessionRevoked()
+    return session, claims.expires_at
+
+
+def _revoke(session: AuthSession, reason: str, at: datetime) -> None:
+    if session.revoked_at is None:
+        session.revoked_at, session.revoke_reason = at, reason
+
+
+def revoke_all(user_id: str, reason: str, *, except_session: str | None = None) -> int:
+    """Revoke every live session of a user (but one, if named). The caller commits."""
+    statement = (
+        update(AuthSession)
+        .where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
+        .values(revoked_at=now(), revoke_reason=reason)
+        .execution_options(synchronize_session="fetch")
+    )
+    if except_session is not None:
+        statement = statement.where(AuthSession.id != except_session)
+    return db.session.execute(statement).rowcount
+
+
+def log_out(session: AuthSession, scope: LogoutScope, client: ClientInfo) -> None:
+    if scope is LogoutScope.LOCAL:
+        _revoke(session, "logout", now())
+    else:
+        revoke_all(session.user_id, "logout",
+                   except_session=session.id if scope is LogoutScope.OTHERS else None)
+    audit.record(f"logout_{scope.value}", client, user_id=session.user_id, session_id=session.id)
+    db.session.commit()
+
+
+def purge_expired() -> int:
+    """Delete sessions that ended (expired or revoked) more than a day ago."""
+    cutoff = now() - timedelta(days=1)
+    stale = select(AuthSession.id).where(
+        (AuthSession.expires_at < cutoff) | (AuthSession.revoked_at < cutoff)
+    )
+    ids = list(db.session.scalars(stale))
+    if ids:
+        db.session.execute(
+            RefreshToken.__table__.delete().where(RefreshToken.session_id.in_(ids))
+        )
+        db.session.execute(AuthSession.__table__.delete().where(AuthSession.id.in_(ids)))
+    db.session.commit()
+    return len(ids)

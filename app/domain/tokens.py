@@ -1,0 +1,146 @@
+"""Access tokens (JWT) and the opaque secrets behind refresh tokens.
+
+An access token is checked once, fully, and its claims are then cached until it expires: a client
+site verifies the same token many times an hour, and a decode costs twice a Flask request. The
+session behind it is checked on every call, separately (domain/sessions.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from app.domain.errors import InvalidToken, TokenExpired
+from app.domain.keys import Keyring
+
+ACCESS_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type, not a secret)
+MAX_TOKEN_LENGTH = 4096
+_REQUIRED_CLAIMS = ("iss", "aud", "sub", "sid", "jti", "iat", "nbf", "exp")
+
+
+@dataclass(frozen=True)
+class AccessToken:
+    token: str
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class AccessClaims:
+    user_id: str
+    session_id: str
+    issued_at: int
+    not_before: int
+    expires_at: int
+
+
+class AccessTokens:
+    def __init__(self, keyring: Keyring, *, issuer: str, audience: str, ttl: int, leeway: int,
+                 cache_size: int = 10_000) -> None:
+        self.keyring = keyring
+        self.issuer, self.audience, self.ttl, self.leeway = issuer, audience, ttl, leeway
+        self._cache: OrderedDict[str, AccessClaims] = OrderedDict()
+        self._cache_size = cache_size
+
+    def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime) -> AccessToken:
+        key = self.keyring.signing_key()
+        iat = int(now.timestamp())
+        claims = {
+            "iss": self.issuer, "aud": self.audience, "sub": user_id, "sid": session_id,
+            "plan": plan, "jti": secrets.token_urlsafe(16), "iat": iat, "nbf": iat,
+            "exp": iat + self.ttl,
+        }
+        token = jwt.encode(claims, key.private, algorithm=key.alg,
+                           headers={"kid": key.kid, "typ": ACCESS_TOKEN_TYPE})
+        return AccessToken(token, iat + self.ttl)
+
+    def verify(self, token: str, now: datetime) -> AccessClaims:
+        """The token's claims, or InvalidToken / TokenExpired. Never anything else."""
+        claims = self._cache.get(token)
+        if claims is None:
+            claims = self._decode(token)
+        self._check_times(claims, int(now.timestamp()))
+        self._remember(token, claims)
+        return claims
+
+    def _decode(self, token: str) -> AccessClaims:
+        if len(token) > MAX_TOKEN_LENGTH:
+            raise InvalidToken()
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.InvalidTokenError:
+            raise InvalidToken() from None
+        kid = header.get("kid")
+        if header.get("typ") != ACCESS_TOKEN_TYPE or not isinstance(kid, str):
+            raise InvalidToken()
+        # Only our own keys, each pinned to its algorithm: `none`, HS256-with-a-public-key and
+        # embedded jwk/jku/x5u headers all fail here, since the header never picks the key.
+        key = self.keyring.verification_key(kid)
+        if key is None:
+            raise InvalidToken()
+        try:
+            payload = jwt.decode(
+                token, key.public, algorithms=[key.alg], audience=self.audience,
+                issuer=self.issuer,
+                # Times are checked against the service's clock in _check_times.
+                options={"require": list(_REQUIRED_CLAIMS), "verify_exp": False,
+                         "verify_nbf": False, "verify_iat": False},
+            )
+        except jwt.InvalidTokenError:
+            raise InvalidToken() from None
+        return _claims_from(payload)
+
+    def _check_times(self, claims: AccessClaims, now: int) -> None:
+        if claims.expires_at - claims.issued_at > self.ttl:
+            raise InvalidToken()
+        if claims.not_before > now + self.leeway or claims.issued_at > now + self.leeway:
+            raise InvalidToken()
+        if claims.expires_at <= now - self.leeway:
+            raise TokenExpired()
+
+    def _remember(self, token: str, claims: AccessClaims) -> None:
+        self._cache[token] = claims
+        self._cache.move_to_end(token)
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+
+def _claims_from(payload: dict[str, Any]) -> AccessClaims:
+    times = [payload[name] for name in ("iat", "nbf", "exp")]
+    ids = [payload[name] for name in ("sub", "sid")]
+    if any(type(t) is not int for t in times) or any(not isinstance(i, str) for i in ids):
+        raise InvalidToken()
+    return AccessClaims(user_id=ids[0], session_id=ids[1], issued_at=times[0],
+                        not_before=times[1], expires_at=times[2])
+
+
+# Opaque secrets: refresh tokens ---------------------------------------------------------------
+
+def new_secret() -> str:
+    """256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+def hash_secret(raw: str) -> str:
+    """What the database keeps instead of the secret. The secret is random, so no salt is needed."""
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _sealing_key(holder: str) -> bytes:
+    return hashlib.sha256(b"svc-auth successor\0" + holder.encode()).digest()
+
+
+def seal(holder: str, secret: str) -> bytes:
+    """Encrypt `secret` so that only whoever holds `holder` can read it back."""
+    nonce = secrets.token_bytes(12)
+    return nonce + AESGCM(_sealing_key(holder)).encrypt(nonce, secret.encode(), None)
+
+
+def unseal(holder: str, sealed: bytes) -> str:
+    return AESGCM(_sealing_key(holder)).decrypt(sealed[:12], sealed[12:], None).decode()

@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import db
+from app.models.types import UTCDateTime
+
+
+class AuditEvent(db.Model):
+    """A security event. Never holds a password, a token or a link."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    event: Mapped[str] = mapped_column(String(40))
+    user_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    session_id: Mapped[str | None] = mapped_column(String(36))
+    ip: Mapped[str | None] = mapped_column(String(45))
+    user_agent: Mapped[str | None] = mapped_column(String(255))

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Integer, LargeBinary, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.extensions import db
+from app.models.types import UTCDateTime, new_id
+from app.models.user import User
+
+
+class AuthSession(db.Model):
+    """One sign-in on one device. Access and refresh tokens are only as alive as their session."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    provider: Mapped[str] = mapped_column(String(16))  # password, google, github
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_used_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())  # the absolute limit
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    revoke_reason: Mapped[str | None] = mapped_column(String(32))
+    ip: Mapped[str | None] = mapped_column(String(45))
+    user_agent: Mapped[str | None] = mapped_column(String(255))
+
+    user: Mapped[User] = relationship(lazy="joined")
+
+
+class RefreshToken(db.Model):
+    """A refresh token, stored only as its SHA-256. Each use rotates it to a successor."""
+
+    __tablename__ = "refresh_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("sessions.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())  # idle limit, capped by session's
+    rotated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The successor token, encrypted under a key only this token's holder can derive, so a
+    # client that refreshes twice within the grace window gets the same successor back.
+    successor_sealed: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+    session: Mapped[AuthSession] = relationship(lazy="joined")

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import db
+from app.models.types import UTCDateTime, new_id
+
+
+class User(db.Model):
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    email: Mapped[str] = mapped_column(String(254))
+    # The email folded to lower case: one account per address, whatever its case.
+    email_key: Mapped[str] = mapped_column(String(254), unique=True)
+    full_name: Mapped[str] = mapped_column(String(200), default="")
+    # None for accounts that only sign in through a provider.
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    plan: Mapped[str] = mapped_column(String(32), default="free")
+    email_verified: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    password_changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -1,0 +1,107 @@
+"""Fixtures built on the app factory: an in-memory database, a fast hasher, a clock tests move."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from app import create_app
+from app.domain import accounts
+from app.extensions import db
+
+PASSWORD = "correct horse battery staple"
+
+
+class FakeClock:
+    """Stands in for the wall clock: `advance()` instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC).replace(microsecond=0)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def settings() -> dict[str, Any]:
+    """Overrides for this test's app; a test or a module may extend it before `app` is built."""
+    return {}
+
+
+@pytest.fixture
+def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any]) -> Iterator[Flask]:
+    app = create_app({
+        "INSTANCE_PATH": str(tmp_path / "instance"),
+        "SQLALCHEMY_DATABASE_URI": "sqlite://",
+        "SECRET_KEY": "test",
+        "CLOCK": clock,
+        # A cheap argon2id, so tests run fast; the production parameters have their own test.
+        "ARGON2_MEMORY_COST": 64, "ARGON2_TIME_COST": 1, "ARGON2_PARALLELISM": 1,
+        "RATELIMIT_ENABLED": False,
+        **settings,
+    })
+    with app.app_context():
+        db.create_all()
+    yield app
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@dataclass
+class Account:
+    email: str
+    password: str
+    id: str
+
+
+@pytest.fixture
+def make_user(app: Flask):  # type: ignore[no-untyped-def]
+    def make(email: str = "ada@example.com", password: str = PASSWORD, **fields: Any) -> Account:
+        with app.app_context():
+            user = accounts.create_user(email, password, fields.pop("full_name", "Ada"))
+            for name, value in fields.items():
+                setattr(user, name, value)
+            db.session.commit()
+            return Account(email, password, user.id)
+    return make
+
+
+@pytest.fixture
+def user(make_user) -> Account:  # type: ignore[no-untyped-def]
+    return make_user()
+
+
+@pytest.fixture
+def login(client: FlaskClient):  # type: ignore[no-untyped-def]
+    """Log in through v2 and return the response body (tokens and user)."""
+    def log_in(account: Account) -> dict[str, Any]:
+        response = client.post("/api/v2/auth/login",
+                               json={"email": account.email, "password": account.password})
+        assert response.status_code == 200, response.get_json()
+        body: dict[str, Any] = response.get_json()
+        return body
+    return log_in
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}

@@ -58,7 +58,7 @@ def _auth_error(error: AuthError) -> Response:
 
 def _rate_limited(_error: RateLimitExceeded) -> Response:
     current = limiter.current_limit
-    retry_after = max(1, math.ceil(current.reset_at - time.time())) if current else 60
+    retry_after = max(1, math.ceil(current.window[0] - time.time())) if current else 60
     return problem(429, "rate_limited", "Too many attempts. Try again later.",
                    headers={"Retry-After": str(retry_after)}, retry_after=retry_after)
 

@@ -1,0 +1,106 @@
+"""Rate limits on every credential endpoint, and the 429 contract."""
+
+import pytest
+
+LIMITS = {
+    "RATELIMIT_ENABLED": True,
+    "LIMIT_LOGIN": "3 per minute", "LIMIT_LOGIN_IP": "5 per minute",
+    "LIMIT_LOGIN_FAILURES": "7 per day",
+    "LIMIT_SIGNUP": "2 per hour", "LIMIT_REFRESH": "4 per minute",
+}
+
+
+@pytest.fixture
+def settings():
+    return dict(LIMITS)
+
+
+def wrong_login(client, email="ada@example.com", ip="10.0.0.1", path="/api/v2/auth/login",
+                headers=None):
+    return client.post(path, json={"email": email, "password": "wrong password"},
+                       environ_base={"REMOTE_ADDR": ip}, headers=headers or {})
+
+
+def test_login_is_limited_per_address_and_email(client, user):
+    statuses = [wrong_login(client).status_code for _ in range(4)]
+    assert statuses == [401, 401, 401, 429]
+    assert wrong_login(client, email="bob@example.com").status_code == 401  # other email: ok
+
+
+def test_the_429_contract(client, user):
+    for _ in range(3):
+        wrong_login(client)
+    response = wrong_login(client)
+    assert response.status_code == 429
+    assert response.mimetype == "application/problem+json"
+    body = response.get_json()
+    assert body["code"] == "rate_limited"
+    assert 0 < int(response.headers["Retry-After"]) <= 60
+    assert body["retry_after"] == int(response.headers["Retry-After"])
+    assert response.headers["Cache-Control"] == "no-store"
+
+
+def test_v1_and_v2_share_the_login_counters(client, user):
+    wrong_login(client, path="/api/v1/auth/login")
+    wrong_login(client, path="/api/v2/auth/login")
+    wrong_login(client, path="/api/v1/auth/login")
+    assert wrong_login(client, path="/api/v2/auth/login").status_code == 429
+
+
+def test_login_is_limited_per_address_across_emails(client):
+    statuses = [wrong_login(client, email=f"user{i}@example.com").status_code for i in range(6)]
+    assert statuses[-1] == 429 and statuses[:5] == [401] * 5
+
+
+def test_failures_on_one_account_are_limited_from_any_address(client, user):
+    """NIST 63B: guessing one account's password from many addresses is throttled too."""
+    statuses = [wrong_login(client, ip=f"10.0.1.{i}").status_code for i in range(8)]
+    assert statuses[:7] == [401] * 7 and statuses[7] == 429
+
+
+def test_successful_logins_do_not_count_as_failures(client, user):
+    for i in range(10):
+        response = client.post("/api/v2/auth/login",
+                               json={"email": user.email, "password": user.password},
+                               environ_base={"REMOTE_ADDR": f"10.0.2.{i}"})
+        assert response.status_code == 200
+
+
+def test_x_forwarded_for_is_ignored_without_trusted_proxies(client, user):
+    statuses = [wrong_login(client, headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code
+                for i in range(4)]
+    assert statuses[-1] == 429
+
+
+def test_signup_is_limited_per_address(client):
+    def signup(i):
+        return client.post("/api/v2/auth/signup", json={
+            "email": f"new{i}@example.com", "password": "a long enough passphrase"}).status_code
+
+    assert [signup(i) for i in range(3)] == [201, 201, 429]
+
+
+def test_refresh_is_limited_per_address(client):
+    statuses = [client.post("/api/v2/auth/refresh", json={"refresh_token": "x" * 43}).status_code
+                for _ in range(5)]
+    assert statuses == [401, 401, 401, 401, 429]
+
+
+class TestBehindATrustedProxy:
+    @pytest.fixture
+    def settings(self):
+        return {**LIMITS, "TRUSTED_PROXIES": 1}
+
+    def test_the_forwarded_address_is_the_client(self, client, user):
+        """Each forwarded client has its own counter; the proxy's own address does not count."""
+        statuses = [wrong_login(client, email=f"u{i}@example.com",
+                                headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code
+                    for i in range(8)]
+        assert 429 not in statuses
+
+    def test_only_the_last_hop_is_trusted(self, client, user):
+        """A client cannot pick its address by sending its own X-Forwarded-For to the proxy."""
+        statuses = [wrong_login(client, email=f"u{i}@example.com",
+                                headers={"X-Forwarded-For": f"198.51.100.{i}, 203.0.113.9"})
+                    .status_code for i in range(6)]
+        assert statuses[-1] == 429

@@ -22,7 +22,8 @@ def test_signup_answers_201_with_the_login_response(client):
     assert body["user"]["full_name"] == "Grace Hopper"
     assert body["user"]["plan"] == "free"
     assert response.headers["Cache-Control"] == "no-store"
-    assert client.get("/api/v2/auth/verify", headers=bearer(body["access_token"])).status_code == 200
+    verify = client.get("/api/v2/auth/verify", headers=bearer(body["access_token"]))
+    assert verify.status_code == 200
 
 
 def test_full_name_is_optional(client):

@@ -1,0 +1,49 @@
+"""Settings from SVC_* variables, and the checks that stop an unsafe start."""
+
+import pytest
+
+from app import create_app
+
+
+def test_settings_come_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("SVC_ACCESS_TOKEN_TTL", "600")
+    monkeypatch.setenv("SVC_CLIENT_SITES", '{"symbols": {"redirect_uris": []}}')
+    monkeypatch.setenv("SVC_LIMIT_LOGIN", "5 per minute")
+    app = create_app({"INSTANCE_PATH": str(tmp_path)})
+    assert app.config["ACCESS_TOKEN_TTL"] == 600
+    assert app.config["CLIENT_SITES"] == {"symbols": {"redirect_uris": []}}
+    assert app.config["LIMIT_LOGIN"] == "5 per minute"
+
+
+def test_the_embedded_default_shares_one_secret_per_instance(tmp_path):
+    first = create_app({"INSTANCE_PATH": str(tmp_path)})
+    second = create_app({"INSTANCE_PATH": str(tmp_path)})
+    assert first.config["SECRET_KEY"] == second.config["SECRET_KEY"]
+    assert len(first.config["SECRET_KEY"]) >= 64
+    assert (tmp_path / "svc-auth.db").parent.exists()
+
+
+@pytest.mark.parametrize(("setting", "value", "message"), [
+    ("SVC_ENV", "production", "SVC_SECRET_KEY"),
+    ("SVC_JWT_ALG", "none", "SVC_JWT_ALG"),
+    ("SVC_ACCESS_TOKEN_TTL", "86400", "SVC_ACCESS_TOKEN_TTL"),
+    ("SVC_REFRESH_REUSE_GRACE", "3600", "SVC_REFRESH_REUSE_GRACE"),
+])
+def test_unsafe_settings_stop_the_start(monkeypatch, tmp_path, setting, value, message):
+    monkeypatch.setenv(setting, value)
+    with pytest.raises(RuntimeError, match=message):
+        create_app({"INSTANCE_PATH": str(tmp_path)})
+
+
+def test_production_needs_an_https_public_url(monkeypatch, tmp_path):
+    monkeypatch.setenv("SVC_ENV", "production")
+    monkeypatch.setenv("SVC_SECRET_KEY", "x" * 64)
+    with pytest.raises(RuntimeError, match="https"):
+        create_app({"INSTANCE_PATH": str(tmp_path)})
+
+
+def test_the_clock_cannot_be_set_from_the_environment(monkeypatch, tmp_path):
+    from app.domain.clock import system_clock
+
+    monkeypatch.setenv("SVC_CLOCK", '"anything"')
+    assert create_app({"INSTANCE_PATH": str(tmp_path)}).config["CLOCK"] is system_clock

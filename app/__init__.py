@@ -11,6 +11,7 @@ from flask import Flask, Response
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config, database  # noqa: F401  (database: engine settings on import)
+from app.domain.providers import register_providers
 from app.domain.services import Services
 from app.extensions import db, limiter, migrate
 
@@ -34,6 +35,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                      compare_type=True)
     limiter.init_app(app)
     app.extensions["svc-auth"] = Services.from_config(app.config, app.instance_path)
+    register_providers(app)
 
     _register_blueprints(app)
     app.after_request(_security_headers)
@@ -45,12 +47,16 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 
 def _register_blueprints(app: Flask) -> None:
-    from app.api import problems, v1, v2, wellknown
+    from app.api import cors, oauth, problems, v1, v2, wellknown
+    from app.api.converters import ProviderConverter
 
+    app.url_map.converters["provider"] = ProviderConverter
+    app.register_blueprint(oauth.bp)
     app.register_blueprint(v1.bp)
     app.register_blueprint(v2.bp)
     app.register_blueprint(wellknown.bp)
     problems.register_unrouted_api_errors(app)
+    app.after_request(cors.add_cors_headers)
 
 
 def _security_headers(response: Response) -> Response:

@@ -10,7 +10,7 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
-from app.domain import accounts, sessions
+from app.domain import accounts, sessions, sites
 from app.domain.errors import AuthError
 from app.domain.services import services
 from app.extensions import db
@@ -18,6 +18,7 @@ from app.extensions import db
 users = AppGroup("users", help="Manage accounts.")
 keys = AppGroup("keys", help="Manage the access-token signing keys.")
 sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
+sites_cli = AppGroup("sites", help="Manage the client sites people are sent back to.")
 
 
 def _friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -81,6 +82,36 @@ def purge_expired() -> None:
     click.echo(f"Deleted {sessions.purge_expired()} ended sessions.")
 
 
+@sites_cli.command("add")
+@click.argument("name")
+@click.option("--redirect-uri", "redirect_uris", multiple=True, required=True,
+              help="An exact redirect URI; repeat for several. The first is v1's callback target.")
+@click.option("--origin", "origins", multiple=True, help="A CORS origin; repeat for several.")
+@_friendly_errors
+def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...]) -> None:
+    site = sites.add_site(name, list(redirect_uris), list(origins))
+    click.echo(f"Registered {site.name}: {', '.join(site.redirect_uris)}")
+
+
+@sites_cli.command("list")
+def list_sites() -> None:
+    for site in sorted(sites.all_sites().values(), key=lambda s: s.name):
+        source = " (SVC_CLIENT_SITES)" if site.from_settings else ""
+        click.echo(f"{site.name}{source}")
+        for uri in site.redirect_uris:
+            click.echo(f"  redirect_uri {uri}")
+        for origin in site.origins:
+            click.echo(f"  origin       {origin}")
+
+
+@sites_cli.command("remove")
+@click.argument("name")
+def remove_site(name: str) -> None:
+    if not sites.remove_site(name):
+        raise click.ClickException(f"No site called {name} was added with `sites add`.")
+    click.echo(f"Removed {name}.")
+
+
 def register(app: Flask) -> None:
-    for group in (users, keys, sessions_cli):
+    for group in (users, keys, sessions_cli, sites_cli):
         app.cli.add_command(group)

@@ -54,6 +54,16 @@ DEFAULTS: dict[str, Any] = {
     "LIMIT_RESET": "20 per minute",
     "LIMIT_EXCHANGE": "20 per minute",
     "LIMIT_REFRESH": "60 per minute",
+    # Sign-in providers: off until a client id and secret are set
+    "GOOGLE_CLIENT_ID": None,
+    "GOOGLE_CLIENT_SECRET": None,
+    "GOOGLE_METADATA_URL": "https://accounts.google.com/.well-known/openid-configuration",
+    "GITHUB_CLIENT_ID": None,
+    "GITHUB_CLIENT_SECRET": None,
+    "GITHUB_AUTHORIZE_URL": "https://github.com/login/oauth/authorize",
+    "GITHUB_TOKEN_URL": "https://github.com/login/oauth/access_token",
+    "GITHUB_API_URL": "https://api.github.com/",
+    "PROVIDER_TIMEOUT": 10,
     # Requests
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "CLOCK": system_clock,
@@ -85,8 +95,14 @@ def _derive(app: Flask) -> None:
     config["RATELIMIT_SWALLOW_ERRORS"] = not config["RATELIMIT_FAIL_CLOSED"]
     config["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"] = not config["RATELIMIT_FAIL_CLOSED"]
     config["RATELIMIT_KEY_PREFIX"] = "svc-auth"
+    # The browser session (pending provider sign-ins, later the hosted pages): __Host- prefixed
+    # and Secure whenever the service is reached over https.
+    https = config["PUBLIC_URL"].startswith("https://")
+    config["SESSION_COOKIE_NAME"] = "__Host-svc_session" if https else "svc_session"
+    config["SESSION_COOKIE_SECURE"] = https
     config["SESSION_COOKIE_HTTPONLY"] = True
     config["SESSION_COOKIE_SAMESITE"] = "Lax"
+    config["SESSION_COOKIE_PATH"] = "/"
     if not config.get("SECRET_KEY"):
         if config["ENV"] == "production":
             raise RuntimeError("SVC_SECRET_KEY is required when SVC_ENV=production.")

@@ -61,3 +61,4 @@ login = _limits(
 )
 signup = _limits(("signup-ip", "LIMIT_SIGNUP", client_ip, {}))
 refresh = _limits(("refresh-ip", "LIMIT_REFRESH", client_ip, {}))
+exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", client_ip, {}))

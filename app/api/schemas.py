@@ -43,6 +43,14 @@ class RefreshBody(Body):
     refresh_token: OpaqueToken
 
 
+class ExchangeCodeBody(Body):
+    code: OpaqueToken
+    # Any name: a wrong one must burn the code (401), not be refused before it is looked at.
+    provider: Annotated[Text, Field(min_length=1, max_length=32)]
+    code_verifier: Annotated[Text, Field(max_length=256)] | None = None
+    redirect_uri: Annotated[Text, Field(max_length=2048)] | None = None
+
+
 B = TypeVar("B", bound=Body)
 
 

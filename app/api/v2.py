@@ -7,9 +7,9 @@ from flask import Blueprint, Response, request
 from app.api import ratelimits
 from app.api.bearer import current_session
 from app.api.problems import register_api_errors
-from app.api.schemas import LoginBody, RefreshBody, SignupBody, parse_body
+from app.api.schemas import ExchangeCodeBody, LoginBody, RefreshBody, SignupBody, parse_body
 from app.api.shaping import client_info, login_json, no_store, user_json
-from app.domain import accounts, sessions
+from app.domain import accounts, handoff, identities, sessions
 from app.domain.errors import InvalidBody
 
 bp = Blueprint("api_v2", __name__, url_prefix="/api/v2")
@@ -34,7 +34,8 @@ def login() -> Response:
 @bp.get("/auth/verify")
 def verify() -> Response:
     session, expires_at = current_session()
-    return no_store({"valid": True, "user": user_json(session.user), "session_id": session.id,
+    user = {**user_json(session.user), "providers": identities.providers_of(session.user_id)}
+    return no_store({"valid": True, "user": user, "session_id": session.id,
                      "expires_at": expires_at})
 
 
@@ -55,4 +56,20 @@ def logout() -> tuple[str, int]:
         raise InvalidBody(errors=[{"pointer": "#/query/scope",
                                    "detail": "scope must be local, others or global."}]) from None
     sessions.log_out(session, scope, client_info())
+    return "", 204
+
+
+@bp.post("/auth/exchange-code")
+@ratelimits.exchange
+def exchange_code() -> Response:
+    body = parse_body(ExchangeCodeBody)
+    issued = handoff.redeem(body.code, body.provider, body.code_verifier, body.redirect_uri,
+                            client_info())
+    return no_store(login_json(issued))
+
+
+@bp.delete("/auth/providers/<provider>")
+def unlink_provider(provider: str) -> tuple[str, int]:
+    session, _ = current_session()
+    identities.unlink(session.user, provider, client_info())
     return "", 204

@@ -80,3 +80,78 @@ class NotFound(AuthError):
     status = 404
     code = "not_found"
     detail = "There is nothing here."
+
+
+class InvalidRedirectUri(AuthError):
+    status = 400
+    code = "invalid_redirect_uri"
+    detail = "redirect_uri is not registered for any client site."
+
+
+class UnknownCallback(AuthError):
+    status = 400
+    code = "unknown_callback"
+    detail = "callback does not name a registered client site."
+
+
+class InvalidRequest(AuthError):
+    status = 400
+    code = "invalid_request"
+    detail = "The request is missing a parameter or has an invalid one."
+
+
+class UnknownProvider(AuthError):
+    status = 404
+    code = "unknown_provider"
+    detail = "There is no such sign-in provider."
+
+
+class ProviderNotEnabled(AuthError):
+    status = 404
+    code = "provider_not_enabled"
+    detail = "Sign-in with this provider is not set up on this service."
+
+
+class InvalidState(AuthError):
+    status = 400
+    code = "invalid_state"
+    detail = ("This sign-in attempt is unknown, was already used, or was started in another "
+              "browser. Start again from the site you came from.")
+
+
+class InvalidCode(AuthError):
+    status = 401
+    code = "invalid_code"
+    detail = "The code is invalid, expired or already used."
+
+
+class LastSignInMethod(AuthError):
+    status = 409
+    code = "last_sign_in_method"
+    detail = "This is the account's only way to sign in: set a password or link another first."
+
+
+class ProviderSignInRefused(AuthError):
+    """The provider said who the person is, but we will not sign them in. `code` travels back
+    to the client site as `?error=`."""
+
+    status = 403
+    code = "access_denied"
+    detail = "Sign-in was refused."
+
+
+class AccountExists(ProviderSignInRefused):
+    code = "account_exists"
+    detail = ("An account with this email already exists. Sign in with your password, then link "
+              "this provider from your account page.")
+
+
+class ProviderEmailNotVerified(ProviderSignInRefused):
+    code = "email_not_verified"
+    detail = "The provider has not verified this email address. Verify it there, then try again."
+
+
+class ProviderFailed(ProviderSignInRefused):
+    status = 502
+    code = "provider_error"
+    detail = "The sign-in provider did not answer as expected. Try again."

@@ -39,8 +39,8 @@ def _seconds(setting: str) -> timedelta:
 
 # Signing in ----------------------------------------------------------------------------------
 
-def sign_in(user: User, provider: str, client: ClientInfo) -> IssuedTokens:
-    """Open a session for a user whose identity was just proven, and commit."""
+def sign_in(user: User, provider: str, client: ClientInfo, *, commit: bool = True) -> IssuedTokens:
+    """Open a session for a user whose identity was just proven."""
     at = now()
     session = AuthSession(user=user, provider=provider, created_at=at, last_used_at=at,
                           expires_at=at + _seconds("REFRESH_MAX_TTL"),
@@ -49,7 +49,8 @@ def sign_in(user: User, provider: str, client: ClientInfo) -> IssuedTokens:
     db.session.flush()
     refresh = _new_refresh_token(session, at)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
-    db.session.commit()
+    if commit:
+        db.session.commit()
     return _issue(user, session, refresh)
 
 
@@ -99,7 +100,7 @@ def _answer_rotated(row: RefreshToken, raw: str, at: datetime, client: ClientInf
         successor = tokens.unseal(raw, row.successor_sealed)
         db.session.commit()
         return _issue(session.user, session, (row, successor))
-    _revoke(session, "refresh_token_reused", at)
+    revoke(session, "refresh_token_reused", at)
     audit.record("refresh_token_reused", client, user_id=session.user_id, session_id=session.id)
     db.session.commit()
     raise InvalidRefreshToken()
@@ -151,9 +152,9 @@ def authenticate_bearer(token: str) -> tuple[AuthSession, int]:
     return session, claims.expires_at
 
 
-def _revoke(session: AuthSession, reason: str, at: datetime) -> None:
+def revoke(session: AuthSession, reason: str, at: datetime | None = None) -> None:
     if session.revoked_at is None:
-        session.revoked_at, session.revoke_reason = at, reason
+        session.revoked_at, session.revoke_reason = at or now(), reason
 
 
 def revoke_all(user_id: str, reason: str, *, except_session: str | None = None) -> int:
@@ -171,7 +172,7 @@ def revoke_all(user_id: str, reason: str, *, except_session: str | None = None) 
 
 def log_out(session: AuthSession, scope: LogoutScope, client: ClientInfo) -> None:
     if scope is LogoutScope.LOCAL:
-        _revoke(session, "logout", now())
+        revoke(session, "logout", now())
     else:
         revoke_all(session.user_id, "logout",
                    except_session=session.id if scope is LogoutScope.OTHERS else None)

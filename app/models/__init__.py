@@ -1,7 +1,11 @@
 """Mapped classes only. Import them from here."""
 
 from app.models.audit import AuditEvent
+from app.models.handoff import HandoffCode
+from app.models.identity import Identity
 from app.models.session import AuthSession, RefreshToken
+from app.models.site import ClientSite
 from app.models.user import User
 
-__all__ = ["AuditEvent", "AuthSession", "RefreshToken", "User"]
+__all__ = ["AuditEvent", "AuthSession", "ClientSite", "HandoffCode", "Identity", "RefreshToken",
+           "User"]

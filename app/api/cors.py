@@ -1,0 +1,24 @@
+"""CORS for the registered client sites' origins only, never a reflection of any Origin."""
+
+from __future__ import annotations
+
+from flask import Response, request
+
+from app.domain.sites import is_registered_origin
+
+CORS_PATHS = ("/api/", "/static/svc-auth.js")
+
+
+def add_cors_headers(response: Response) -> Response:
+    if not request.path.startswith(CORS_PATHS):
+        return response
+    response.vary.add("Origin")
+    untrusted_origin = request.headers.get("Origin")
+    if untrusted_origin and is_registered_origin(untrusted_origin):
+        response.headers["Access-Control-Allow-Origin"] = untrusted_origin
+        response.headers["Access-Control-Expose-Headers"] = "Retry-After, WWW-Authenticate"
+        if request.method == "OPTIONS":
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST, DELETE"
+            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
+            response.headers["Access-Control-Max-Age"] = "600"
+    return response

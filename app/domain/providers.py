@@ -1,0 +1,135 @@
+"""Google and GitHub through authlib: the authorization URL, and who the person is afterwards.
+
+Nothing here touches the browser session: the caller keeps the state, PKCE verifier and nonce
+bound to the browser (app/api/oauth.py) and hands them back for the callback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from authlib.integrations.base_client import OAuthError
+from authlib.integrations.flask_client import OAuth
+from flask import Flask, current_app
+from joserfc.errors import JoseError
+from requests import RequestException
+
+from app.domain.errors import ProviderFailed, ProviderNotEnabled, UnknownProvider
+
+PROVIDERS = ("google", "github")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a provider tells us about the person, normalised across providers."""
+
+    provider: str
+    subject: str
+    email: str | None
+    email_verified: bool
+    name: str
+
+
+@dataclass(frozen=True)
+class Authorization:
+    url: str
+    state: str
+    code_verifier: str
+    nonce: str | None
+
+
+def register_providers(app: Flask) -> None:
+    """One authlib registry per app, holding the providers that have credentials."""
+    oauth = OAuth(app)
+    config = app.config
+    timeout = {"default_timeout": float(config["PROVIDER_TIMEOUT"])}
+    if config["GOOGLE_CLIENT_ID"] and config["GOOGLE_CLIENT_SECRET"]:
+        oauth.register(
+            "google", client_id=config["GOOGLE_CLIENT_ID"],
+            client_secret=config["GOOGLE_CLIENT_SECRET"],
+            server_metadata_url=config["GOOGLE_METADATA_URL"],
+            client_kwargs={"scope": "openid email profile", "code_challenge_method": "S256",
+                           **timeout},
+        )
+    if config["GITHUB_CLIENT_ID"] and config["GITHUB_CLIENT_SECRET"]:
+        oauth.register(
+            "github", client_id=config["GITHUB_CLIENT_ID"],
+            client_secret=config["GITHUB_CLIENT_SECRET"],
+            authorize_url=config["GITHUB_AUTHORIZE_URL"],
+            access_token_url=config["GITHUB_TOKEN_URL"],
+            api_base_url=config["GITHUB_API_URL"].rstrip("/") + "/",
+            client_kwargs={"scope": "read:user user:email", "code_challenge_method": "S256",
+                           "token_endpoint_auth_method": "client_secret_post", **timeout},
+        )
+    app.extensions["svc-oauth"] = oauth
+
+
+def enabled_providers() -> list[str]:
+    oauth: OAuth = current_app.extensions["svc-oauth"]
+    return [name for name in PROVIDERS if oauth.create_client(name) is not None]
+
+
+def _client(untrusted_provider: str) -> Any:
+    if untrusted_provider not in PROVIDERS:
+        raise UnknownProvider()
+    client = current_app.extensions["svc-oauth"].create_client(untrusted_provider)
+    if client is None:
+        raise ProviderNotEnabled()
+    return client
+
+
+def check_enabled(untrusted_provider: str) -> str:
+    """The provider's name, if we know it and it has credentials."""
+    _client(untrusted_provider)
+    return untrusted_provider
+
+
+def authorization(provider: str, callback_url: str) -> Authorization:
+    try:
+        created = _client(provider).create_authorization_url(redirect_uri=callback_url)
+    except (OAuthError, RequestException, ValueError) as error:  # discovery failed
+        raise ProviderFailed() from error
+    return Authorization(created["url"], created["state"], created["code_verifier"],
+                         created.get("nonce"))
+
+
+def profile(provider: str, callback_url: str, code: str, code_verifier: str,
+            nonce: str | None) -> Profile:
+    """Exchange the provider's code and read the person's identity; ProviderFailed on any
+    error, timeout or invalid answer from the provider."""
+    client = _client(provider)
+    try:
+        token = client.fetch_access_token(redirect_uri=callback_url, code=code,
+                                          code_verifier=code_verifier)
+        if "error" in token:
+            raise OAuthError(error=str(token["error"]))
+        if provider == "google":
+            return _google_profile(client, token, nonce)
+        return _github_profile(client, token)
+    except (OAuthError, RequestException, JoseError, ValueError, KeyError, TypeError) as error:
+        raise ProviderFailed() from error
+
+
+def _google_profile(client: Any, token: dict[str, Any], nonce: str | None) -> Profile:
+    # parse_id_token checks the signature against Google's JWKS, iss, aud, exp, iat, nonce
+    # and at_hash.
+    claims = client.parse_id_token(token, nonce=nonce, leeway=60)
+    if claims is None:
+        raise ValueError("no id_token in Google's answer")
+    return Profile("google", str(claims["sub"]), claims.get("email"),
+                   claims.get("email_verified") is True, str(claims.get("name") or ""))
+
+
+def _github_profile(client: Any, token: dict[str, Any]) -> Profile:
+    user = client.get("user", token=token)
+    user.raise_for_status()
+    emails = client.get("user/emails", token=token)
+    emails.raise_for_status()
+    person = user.json()
+    listed = [e for e in emails.json() if isinstance(e, dict) and isinstance(e.get("email"), str)]
+    primary = next((e for e in listed if e.get("primary") is True), None)
+    return Profile("github", str(person["id"]),
+                   primary["email"] if primary else None,
+                   bool(primary and primary.get("verified") is True),
+                   str(person.get("name") or person.get("login") or ""))

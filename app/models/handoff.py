@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import db
+from app.models.types import UTCDateTime
+
+
+class HandoffCode(db.Model):
+    """A one-time code that hands a signed-in person back to a client site, stored as its hash.
+
+    It is bound to the redirect URI it was sent to, the way the person signed in, and the
+    client's PKCE challenge; redeeming it opens a session, which a second redemption revokes.
+    """
+
+    __tablename__ = "handoff_codes"
+
+    code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    provider: Mapped[str] = mapped_column(String(16))
+    redirect_uri: Mapped[str] = mapped_column(String(2048))
+    code_challenge: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    redeemed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    session_id: Mapped[str | None] = mapped_column(String(36))

@@ -96,7 +96,7 @@ class Keyring:
         self.alg = alg
         self._path = None if static_keys else path
         self._keep_for = keep_for  # how long a retired key still verifies
-        self._mtime_ns = -1
+        self._file_version: tuple[int, int, int] | None = None
         self._keys: list[SigningKey] = []
         if static_keys:
             now = int(time.time())
@@ -107,7 +107,13 @@ class Keyring:
     # Reading -----------------------------------------------------------------------------
     def signing_key(self) -> SigningKey:
         self._reload_if_changed()
-        return self._keys[0]
+        key = self._keys[0]
+        if key.alg != self.alg:
+            raise RuntimeError(
+                f"The signing key in {self._path} is {key.alg} but SVC_JWT_ALG is {self.alg}:"
+                " run `flask --app wsgi keys rotate` to add a key for the new algorithm."
+            )
+        return key
 
     def verification_key(self, kid: str) -> SigningKey | None:
         key = self._find(kid)
@@ -128,18 +134,16 @@ class Keyring:
             return False
         if not self._path.exists():
             create_once(self._path, lambda: self._serialize([self._new_key(int(time.time()))]))
-        mtime_ns = os.stat(self._path).st_mtime_ns
-        if mtime_ns == self._mtime_ns:
+        # A rotation replaces the file (a new inode), so this notices it even where file
+        # timestamps are too coarse to tell two writes apart.
+        stat = os.stat(self._path)
+        version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if version == self._file_version:
             return False
         stored = json.loads(self._path.read_bytes())["keys"]
-        keys = [SigningKey.from_material(k["alg"], k["material"], k["created_at"],
-                                         k.get("retired_at")) for k in stored]
-        if keys[0].alg != self.alg:
-            raise RuntimeError(
-                f"The signing key in {self._path} is {keys[0].alg} but SVC_JWT_ALG is {self.alg}:"
-                " run `flask --app wsgi keys rotate` to add a key for the new algorithm."
-            )
-        self._keys, self._mtime_ns = keys, mtime_ns
+        self._keys = [SigningKey.from_material(k["alg"], k["material"], k["created_at"],
+                                               k.get("retired_at")) for k in stored]
+        self._file_version = version
         return True
 
     def rotate(self) -> SigningKey:
@@ -147,13 +151,8 @@ class Keyring:
         if self._path is None:
             raise RuntimeError("Keys come from SVC_JWT_KEYS: rotate by putting a new key first.")
         now = int(time.time())
-        try:
-            self._reload_if_changed()
-            current = self._keys
-        except RuntimeError:  # switching algorithms: the old keys still verify until expiry
-            current = [SigningKey.from_material(k["alg"], k["material"], k["created_at"],
-                                                k.get("retired_at"))
-                       for k in json.loads(self._path.read_bytes())["keys"]]
+        self._reload_if_changed()
+        current = self._keys  # of any algorithm: they verify until their tokens expire
         kept = [
             SigningKey(k.kid, k.alg, k.private, k.public, k.created_at, k.retired_at or now)
             for k in current

@@ -1,0 +1,1 @@
+"""Stand-ins for the identity providers svc-auth signs people in with: Google (OIDC) and GitHub."""

@@ -21,7 +21,7 @@ migrate: install
 	$(BIN)/flask --app wsgi db upgrade
 
 run: migrate
-	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --access-logfile - wsgi:app
+	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 1 --access-logfile - wsgi:app
 
 test: install
 	$(BIN)/python -m pytest

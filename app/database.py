@@ -1,12 +1,47 @@
-"""Connection settings that every engine gets, whatever the database."""
+"""Connection settings that every engine gets, and how write transactions begin.
+
+SQLite allows one writer at a time. A deferred transaction that reads and then writes fails at
+once ("database is locked") when another connection wrote in between, instead of waiting. So
+a unit of work that writes is marked with @writes: its transaction begins IMMEDIATE, taking the
+write lock up front and queueing behind other writers for up to the busy timeout. Everything
+else begins deferred and, in WAL mode, never waits for a writer. PostgreSQL needs none of this:
+there @writes only ends the read transaction that came before.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Callable
+from contextvars import ContextVar
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
+
+from app.extensions import db
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_writing: ContextVar[bool] = ContextVar("svc_auth_writing", default=False)
+
+
+def writes(function: Callable[P, R]) -> Callable[P, R]:
+    """Run a domain function's database work in a write transaction (see the module's doc)."""
+
+    @wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        if _writing.get():
+            return function(*args, **kwargs)
+        db.session.commit()  # end the read transaction before, keeping what it loaded
+        token = _writing.set(True)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _writing.reset(token)
+
+    return run
 
 
 @event.listens_for(Engine, "connect")
@@ -25,9 +60,6 @@ def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
 
 
 @event.listens_for(Engine, "begin")
-def _begin_immediate_on_sqlite(connection: Connection) -> None:
-    # A deferred SQLite transaction that reads and then writes fails at once ("database is
-    # locked") when another process wrote in between; IMMEDIATE takes the write lock up front,
-    # so concurrent refreshes and sign-ups wait their turn instead. PostgreSQL needs none of this.
+def _begin_on_sqlite(connection: Connection) -> None:
     if connection.dialect.name == "sqlite":
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if _writing.get() else "BEGIN")

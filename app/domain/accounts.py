@@ -7,6 +7,7 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app.database import writes
 from app.domain import audit, sessions
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -48,6 +49,7 @@ def check_password_policy(password: str, email: str, pointer: str = "#/password"
                  max_length=int(config["PASSWORD_MAX_LENGTH"]))
 
 
+@writes
 def create_user(untrusted_email: str, password: str | None, full_name: str = "",
                 plan: str = "free") -> User:
     """Add a user to the current transaction; EmailTaken when the address has an account."""
@@ -69,6 +71,7 @@ def create_user(untrusted_email: str, password: str | None, full_name: str = "",
     return user
 
 
+@writes
 def sign_up(untrusted_email: str, password: str, full_name: str,
             client: ClientInfo) -> sessions.IssuedTokens:
     user = create_user(untrusted_email, password, full_name)
@@ -83,14 +86,26 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo) -> Use
     the same hashing work and raise the same error.
     """
     user = find_by_email(untrusted_email)
+    # The hashing runs in a read transaction, which holds no lock on any database.
     result = services().hasher.verify(user.password_hash if user else None, password)
     if user is None or not result.ok or user.disabled_at is not None:
-        audit.record("login_failed", client, user_id=user.id if user else None)
-        db.session.commit()
+        _record_failed_login(user, client)
         raise InvalidCredentials()
     if result.needs_rehash:
-        user.password_hash = services().hasher.hash(password)
+        _store_hash(user, services().hasher.hash(password))
     return user
+
+
+@writes
+def _record_failed_login(user: User | None, client: ClientInfo) -> None:
+    audit.record("login_failed", client, user_id=user.id if user else None)
+    db.session.commit()
+
+
+@writes
+def _store_hash(user: User, password_hash: str) -> None:
+    user.password_hash = password_hash
+    db.session.commit()
 
 
 def log_in(untrusted_email: str, password: str, client: ClientInfo) -> sessions.IssuedTokens:
@@ -106,6 +121,7 @@ def _require(untrusted_email: str) -> User:
     return user
 
 
+@writes
 def set_plan(untrusted_email: str, plan: str) -> User:
     user = _require(untrusted_email)
     user.plan = plan
@@ -113,6 +129,7 @@ def set_plan(untrusted_email: str, plan: str) -> User:
     return user
 
 
+@writes
 def disable(untrusted_email: str) -> User:
     """Disable an account: its sessions end at once and it can no longer sign in."""
     user = _require(untrusted_email)

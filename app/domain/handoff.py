@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from sqlalchemy import update
 
+from app.database import writes
 from app.domain import audit, sessions, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -42,6 +43,7 @@ def checked_challenge(untrusted_challenge: str | None, untrusted_method: str | N
     return untrusted_challenge
 
 
+@writes
 def issue(user: User, provider: str, redirect_uri: str, code_challenge: str | None) -> str:
     raw = tokens.new_secret()
     at = now()
@@ -53,6 +55,7 @@ def issue(user: User, provider: str, redirect_uri: str, code_challenge: str | No
     return raw
 
 
+@writes
 def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str | None,
            client: ClientInfo) -> sessions.IssuedTokens:
     code_hash = tokens.hash_secret(raw)

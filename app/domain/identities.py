@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app.database import writes
 from app.domain import accounts, audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -20,6 +21,7 @@ from app.extensions import db
 from app.models import Identity, User
 
 
+@writes
 def user_for(profile: Profile, client: ClientInfo) -> User:
     """The account this provider identity signs in to, creating or linking one if allowed.
 
@@ -76,6 +78,7 @@ def providers_of(user_id: str) -> list[str]:
         select(Identity.provider).where(Identity.user_id == user_id)).all())
 
 
+@writes
 def unlink(user: User, provider: str, client: ClientInfo) -> None:
     """Remove a linked provider, unless it is the account's last way to sign in."""
     identity = db.session.scalars(select(Identity).where(

@@ -9,6 +9,7 @@ from enum import StrEnum
 from flask import current_app
 from sqlalchemy import select, update
 
+from app.database import writes
 from app.domain import audit, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -39,7 +40,9 @@ def _seconds(setting: str) -> timedelta:
 
 # Signing in ----------------------------------------------------------------------------------
 
-def sign_in(user: User, provider: str, client: ClientInfo, *, commit: bool = True) -> IssuedTokens:
+@writes
+def sign_in(user: User, provider: str, client: ClientInfo, *,
+            commit: bool = True) -> IssuedTokens:
     """Open a session for a user whose identity was just proven."""
     at = now()
     session = AuthSession(user=user, provider=provider, created_at=at, last_used_at=at,
@@ -71,6 +74,7 @@ def _issue(user: User, session: AuthSession, refresh: tuple[RefreshToken, str]) 
 
 # Refreshing ----------------------------------------------------------------------------------
 
+@writes
 def refresh(raw: str, client: ClientInfo) -> IssuedTokens:
     """Trade a refresh token for a new pair. Every use rotates the token.
 
@@ -170,6 +174,7 @@ def revoke_all(user_id: str, reason: str, *, except_session: str | None = None) 
     return db.session.execute(statement).rowcount
 
 
+@writes
 def log_out(session: AuthSession, scope: LogoutScope, client: ClientInfo) -> None:
     if scope is LogoutScope.LOCAL:
         revoke(session, "logout", now())
@@ -180,6 +185,7 @@ def log_out(session: AuthSession, scope: LogoutScope, client: ClientInfo) -> Non
     db.session.commit()
 
 
+@writes
 def purge_expired() -> int:
     """Delete sessions that ended (expired or revoked) more than a day ago."""
     cutoff = now() - timedelta(days=1)

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 from sqlalchemy import select
 
+from app.database import writes
 from app.domain.clock import now
 from app.domain.errors import InvalidBody, InvalidRedirectUri, UnknownCallback
 from app.extensions import db
@@ -76,6 +77,7 @@ def _check_uri(uri: str, *, origin: bool) -> str:
     return uri
 
 
+@writes
 def add_site(name: str, redirect_uris: list[str], origins: list[str]) -> Site:
     if not SITE_NAME.match(name):
         raise InvalidBody("A site name is lower-case letters, digits and dashes.")
@@ -92,6 +94,7 @@ def add_site(name: str, redirect_uris: list[str], origins: list[str]) -> Site:
     return Site(name, tuple(row.redirect_uris), tuple(row.origins))
 
 
+@writes
 def remove_site(name: str) -> bool:
     row = db.session.get(ClientSite, name)
     if row is None:

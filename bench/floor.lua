@@ -1,0 +1,2 @@
+-- GET / on the constant-JSON floor app; only counts statuses.
+dofile(os.getenv("BENCH_DIR") .. "/status.lua")

@@ -32,6 +32,7 @@ lint: install
 bench: install
 	scripts/install-bench-tools
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/enumeration.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -11,6 +11,7 @@ from flask import Flask, Response
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config, database  # noqa: F401  (database: engine settings on import)
+from app.domain.mail import build_outbox
 from app.domain.providers import register_providers
 from app.domain.services import Services
 from app.extensions import db, limiter, migrate
@@ -36,6 +37,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     limiter.init_app(app)
     app.extensions["svc-auth"] = Services.from_config(app.config, app.instance_path)
     register_providers(app)
+    app.extensions["svc-outbox"] = build_outbox(app)
 
     _register_blueprints(app)
     app.after_request(_security_headers)
@@ -47,6 +49,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 
 def _register_blueprints(app: Flask) -> None:
+    from app import pages
     from app.api import cors, oauth, problems, v1, v2, wellknown
     from app.api.converters import ProviderConverter
 
@@ -55,6 +58,7 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(v1.bp)
     app.register_blueprint(v2.bp)
     app.register_blueprint(wellknown.bp)
+    app.register_blueprint(pages.bp)
     problems.register_unrouted_api_errors(app)
     app.after_request(cors.add_cors_headers)
 

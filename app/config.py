@@ -24,6 +24,11 @@ DEFAULTS: dict[str, Any] = {
     "DATABASE_URL": None,  # None: a SQLite file in the instance folder
     "CLIENT_SITES": {},
     "MAIL_URL": "console://",
+    "MAIL_FROM": None,  # None: "{BRAND} <no-reply@{host of PUBLIC_URL}>"
+    "MAIL_ATTEMPTS": 3,
+    "MAIL_RETRY_DELAY": 2.0,  # seconds, doubled after each failed attempt
+    "MAIL_TIMEOUT": 10,
+    "REQUIRE_EMAIL_CONFIRMATION": False,
     "REDIS_URL": None,
     "TRUSTED_PROXIES": 0,
     # Tokens
@@ -130,5 +135,10 @@ def _check(config: dict[str, Any]) -> None:
         raise RuntimeError("SVC_REFRESH_IDLE_TTL cannot exceed SVC_REFRESH_MAX_TTL.")
     if not 0 <= int(config["REFRESH_REUSE_GRACE"]) <= 60:
         raise RuntimeError("SVC_REFRESH_REUSE_GRACE must be between 0 and 60 seconds.")
-    if config["ENV"] == "production" and not str(config["PUBLIC_URL"]).startswith("https://"):
+    if config["ENV"] != "production":
+        return
+    if not str(config["PUBLIC_URL"]).startswith("https://"):
         raise RuntimeError("SVC_PUBLIC_URL must be https when SVC_ENV=production.")
+    if str(config["MAIL_URL"]).startswith(("console:", "memory:")):
+        raise RuntimeError("SVC_MAIL_URL must be smtp://, smtps:// or file:// in production:"
+                           " console:// writes reset links to the log.")

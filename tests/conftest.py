@@ -1,4 +1,5 @@
-"""Fixtures built on the app factory: an in-memory database, a fast hasher, a clock tests move."""
+"""Fixtures built on the app factory: a fresh SQLite database, a fast hasher, a clock tests move,
+and an outbox that keeps mail in memory."""
 
 from __future__ import annotations
 
@@ -46,7 +47,9 @@ def settings() -> dict[str, Any]:
 def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any]) -> Iterator[Flask]:
     app = create_app({
         "INSTANCE_PATH": str(tmp_path / "instance"),
-        "SQLALCHEMY_DATABASE_URI": "sqlite://",
+        # A file, not :memory:, so that the outbox's thread gets a connection of its own.
+        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/test.db",
+        "MAIL_URL": "memory://", "MAIL_RETRY_DELAY": 0.01,
         "SECRET_KEY": "test",
         "CLOCK": clock,
         # A cheap argon2id, so tests run fast; the production parameters have their own test.
@@ -57,6 +60,7 @@ def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any]) -> Iterator[F
     with app.app_context():
         db.create_all()
     yield app
+    app.extensions["svc-outbox"].drain()
     with app.app_context():
         db.session.remove()
         db.engine.dispose()
@@ -105,3 +109,34 @@ def login(client: FlaskClient):  # type: ignore[no-untyped-def]
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+class Mailbox:
+    """What the app mailed, once the outbox has finished its work."""
+
+    def __init__(self, app: Flask) -> None:
+        self._outbox = app.extensions["svc-outbox"]
+
+    @property
+    def messages(self) -> list[Any]:
+        assert self._outbox.drain(), "the outbox did not finish in time"
+        return list(self._outbox.transport.sent)
+
+    def to(self, address: str) -> list[Any]:
+        return [m for m in self.messages if m["To"] == address]
+
+    def last_link(self, address: str, path: str) -> str:
+        """The last link to `path` mailed to `address` (from the plain-text part)."""
+        import re
+
+        for message in reversed(self.to(address)):
+            text = message.get_body(("plain",)).get_content()
+            found = re.search(r"(https?://\S+" + re.escape(path) + r"\?token=[\w-]+)", text)
+            if found:
+                return found.group(1)
+        raise AssertionError(f"no {path} link was mailed to {address}")
+
+
+@pytest.fixture
+def mailbox(app: Flask) -> Mailbox:
+    return Mailbox(app)

@@ -17,7 +17,8 @@ def test_users_create_then_login(app, client):
     body = client.post("/api/v2/auth/login", json={"email": "op@example.com",
                                                    "password": "a long enough passphrase"})
     assert body.get_json()["user"] | {"id": None} == {
-        "id": None, "email": "op@example.com", "full_name": "Operator", "plan": "pro"}
+        "id": None, "email": "op@example.com", "full_name": "Operator", "plan": "pro",
+        "email_verified": False}
 
 
 def test_users_create_prompts_for_the_password(app):

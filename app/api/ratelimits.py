@@ -62,3 +62,9 @@ login = _limits(
 signup = _limits(("signup-ip", "LIMIT_SIGNUP", client_ip, {}))
 refresh = _limits(("refresh-ip", "LIMIT_REFRESH", client_ip, {}))
 exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", client_ip, {}))
+# Mail-sending endpoints: per email (no one gets bombarded), and per IP.
+forgot = _limits(("forgot-email", "LIMIT_FORGOT", _untrusted_email, {}),
+                 ("forgot-ip", "LIMIT_FORGOT_IP", client_ip, {}))
+resend_confirmation = _limits(("resend-email", "LIMIT_FORGOT", _untrusted_email, {}),
+                              ("resend-ip", "LIMIT_FORGOT_IP", client_ip, {}))
+reset = _limits(("reset-ip", "LIMIT_RESET", client_ip, {}))

@@ -43,6 +43,17 @@ class RefreshBody(Body):
     refresh_token: OpaqueToken
 
 
+class EmailBody(Body):
+    """forgot-password and resend-confirmation: just an address."""
+
+    email: Email
+
+
+class ResetPasswordBody(Body):
+    token: OpaqueToken
+    new_password: Password
+
+
 class ExchangeCodeBody(Body):
     code: OpaqueToken
     # Any name: a wrong one must burn the code (401), not be refused before it is looked at.

@@ -17,7 +17,8 @@ def client_info() -> ClientInfo:
 
 
 def user_json(user: User) -> dict[str, Any]:
-    return {"id": user.id, "email": user.email, "full_name": user.full_name, "plan": user.plan}
+    return {"id": user.id, "email": user.email, "full_name": user.full_name, "plan": user.plan,
+            "email_verified": user.email_verified}
 
 
 def token_fields(issued: IssuedTokens) -> dict[str, Any]:

@@ -7,9 +7,17 @@ from flask import Blueprint, Response, request
 from app.api import ratelimits
 from app.api.bearer import current_session
 from app.api.problems import register_api_errors
-from app.api.schemas import ExchangeCodeBody, LoginBody, RefreshBody, SignupBody, parse_body
+from app.api.schemas import (
+    EmailBody,
+    ExchangeCodeBody,
+    LoginBody,
+    RefreshBody,
+    ResetPasswordBody,
+    SignupBody,
+    parse_body,
+)
 from app.api.shaping import client_info, login_json, no_store, user_json
-from app.domain import accounts, handoff, identities, sessions
+from app.domain import accounts, handoff, identities, recovery, sessions
 from app.domain.errors import InvalidBody
 
 bp = Blueprint("api_v2", __name__, url_prefix="/api/v2")
@@ -21,6 +29,7 @@ register_api_errors(bp)
 def signup() -> Response:
     body = parse_body(SignupBody)
     issued = accounts.sign_up(body.email, body.password, body.full_name, client_info())
+    recovery.send_confirmation(issued.user.id, client_info())
     return no_store(login_json(issued), 201)
 
 
@@ -73,3 +82,31 @@ def unlink_provider(provider: str) -> tuple[str, int]:
     session, _ = current_session()
     identities.unlink(session.user, provider, client_info())
     return "", 204
+
+
+FORGOT_ANSWER = {"detail": "If an account exists for this email, a reset link has been sent."}
+RESEND_ANSWER = {"detail": "If this email needs confirming, a new link has been sent."}
+
+
+@bp.post("/auth/forgot-password")
+@ratelimits.forgot
+def forgot_password() -> tuple[Response, int]:
+    body = parse_body(EmailBody)
+    recovery.request_reset(body.email, client_info())
+    return no_store(FORGOT_ANSWER), 202
+
+
+@bp.post("/auth/reset-password")
+@ratelimits.reset
+def reset_password() -> Response:
+    body = parse_body(ResetPasswordBody)
+    recovery.reset_password(body.token, body.new_password, client_info())
+    return no_store({"detail": "Password updated."})
+
+
+@bp.post("/auth/resend-confirmation")
+@ratelimits.resend_confirmation
+def resend_confirmation() -> tuple[Response, int]:
+    body = parse_body(EmailBody)
+    recovery.request_confirmation(body.email, client_info())
+    return no_store(RESEND_ANSWER), 202

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 from email_validator import EmailNotValidError, validate_email
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app.database import writes
 from app.domain import audit, sessions
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailTaken, InvalidBody, InvalidCredentials, NotFound
+from app.domain.errors import (
+    EmailNotConfirmed,
+    EmailTaken,
+    InvalidBody,
+    InvalidCredentials,
+    NotFound,
+)
 from app.domain.passwords import check_policy
 from app.domain.services import services
 from app.extensions import db
-from app.models import User
+from app.models import OneTimeToken, User
 
 MAX_EMAIL_LENGTH = 254
 
@@ -93,6 +99,8 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo) -> Use
         raise InvalidCredentials()
     if result.needs_rehash:
         _store_hash(user, services().hasher.hash(password))
+    if current_app.config["REQUIRE_EMAIL_CONFIRMATION"] and not user.email_verified:
+        raise EmailNotConfirmed()  # only after the password proved who is asking
     return user
 
 
@@ -106,6 +114,15 @@ def _record_failed_login(user: User | None, client: ClientInfo) -> None:
 def _store_hash(user: User, password_hash: str) -> None:
     user.password_hash = password_hash
     db.session.commit()
+
+
+@writes
+def set_password(user: User, password_hash: str) -> None:
+    """Every change of password goes through here: outstanding reset links die with it.
+    The caller decides which sessions end, and commits."""
+    user.password_hash, user.password_changed_at = password_hash, now()
+    db.session.execute(delete(OneTimeToken).where(
+        OneTimeToken.user_id == user.id, OneTimeToken.purpose == OneTimeToken.RESET_PASSWORD))
 
 
 def log_in(untrusted_email: str, password: str, client: ClientInfo) -> sessions.IssuedTokens:

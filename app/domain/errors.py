@@ -155,3 +155,21 @@ class ProviderFailed(ProviderSignInRefused):
     status = 502
     code = "provider_error"
     detail = "The sign-in provider did not answer as expected. Try again."
+
+
+class InvalidResetToken(AuthError):
+    status = 400
+    code = "invalid_reset_token"
+    detail = "This reset link is invalid, expired or already used. Ask for a new one."
+
+
+class InvalidConfirmationToken(AuthError):
+    status = 400
+    code = "invalid_confirmation_token"
+    detail = "This confirmation link is invalid, expired or already used. Ask for a new one."
+
+
+class EmailNotConfirmed(AuthError):
+    status = 403
+    code = "email_not_confirmed"
+    detail = "Confirm your email address first: we sent you a link."

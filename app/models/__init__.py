@@ -3,9 +3,10 @@
 from app.models.audit import AuditEvent
 from app.models.handoff import HandoffCode
 from app.models.identity import Identity
+from app.models.one_time_token import OneTimeToken
 from app.models.session import AuthSession, RefreshToken
 from app.models.site import ClientSite
 from app.models.user import User
 
-__all__ = ["AuditEvent", "AuthSession", "ClientSite", "HandoffCode", "Identity", "RefreshToken",
-           "User"]
+__all__ = ["AuditEvent", "AuthSession", "ClientSite", "HandoffCode", "Identity", "OneTimeToken",
+           "RefreshToken", "User"]

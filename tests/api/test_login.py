@@ -15,7 +15,8 @@ def test_v2_login_returns_the_login_response(client, user):
     response = client.post("/api/v2/auth/login", json=credentials(user))
     assert response.status_code == 200
     body = response.get_json()
-    assert body["user"] == {"id": user.id, "email": user.email, "full_name": "Ada", "plan": "free"}
+    assert body["user"] == {"id": user.id, "email": user.email, "full_name": "Ada", "plan": "free",
+                            "email_verified": False}
     assert body["token_type"] == "bearer"
     assert response.headers["Cache-Control"] == "no-store"
     assert response.headers["Pragma"] == "no-cache"

@@ -1,0 +1,141 @@
+"""Forgotten passwords and email confirmation, through one-time tokens sent by email.
+
+Requests that mail (forgot-password, resend-confirmation) are answered at once, the same way for
+every address; the lookup and the mail happen in an outbox job (domain/mail.py). A token is 256
+random bits, stored hashed, bound to one purpose, one user and the address it was sent to; it is
+used once, expires, and is replaced by a newer one of its purpose. A reset token also dies with
+any password change.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import current_app
+from sqlalchemy import delete, update
+
+from app import emails
+from app.database import writes
+from app.domain import accounts, audit, sessions, tokens
+from app.domain.audit import ClientInfo
+from app.domain.clock import now
+from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
+from app.domain.mail import outbox
+from app.domain.services import services
+from app.extensions import db
+from app.models import OneTimeToken, User
+
+RESET = OneTimeToken.RESET_PASSWORD
+CONFIRM = OneTimeToken.CONFIRM_EMAIL
+CONFIRM_TTL = timedelta(days=3)
+
+
+def _reset_ttl() -> timedelta:
+    return timedelta(seconds=int(current_app.config["RESET_TOKEN_TTL"]))
+
+
+@writes
+def _issue(user: User, purpose: str, ttl: timedelta, client: ClientInfo) -> str:
+    """A new token for `purpose`; any older one of the same purpose stops working."""
+    db.session.execute(delete(OneTimeToken).where(OneTimeToken.user_id == user.id,
+                                                  OneTimeToken.purpose == purpose))
+    raw = tokens.new_secret()
+    at = now()
+    db.session.add(OneTimeToken(token_hash=tokens.hash_secret(raw), user_id=user.id,
+                                purpose=purpose, email=user.email, created_at=at,
+                                expires_at=at + ttl))
+    audit.record(f"{purpose}_sent", client, user_id=user.id)
+    db.session.commit()
+    return raw
+
+
+def _live(raw: str, purpose: str) -> OneTimeToken | None:
+    row = db.session.get(OneTimeToken, tokens.hash_secret(raw))
+    if row is None or row.purpose != purpose or row.used_at is not None or row.expires_at <= now():
+        return None
+    return row
+
+
+@writes
+def _claim(row: OneTimeToken) -> bool:
+    """Mark a token used, atomically: of two concurrent uses, one wins."""
+    return bool(db.session.execute(
+        update(OneTimeToken)
+        .where(OneTimeToken.token_hash == row.token_hash, OneTimeToken.used_at.is_(None))
+        .values(used_at=now())
+        .execution_options(synchronize_session=False)
+    ).rowcount)
+
+
+# Forgotten password --------------------------------------------------------------------------
+
+def request_reset(untrusted_email: str, client: ClientInfo) -> None:
+    """Hand the request to the outbox, and return at once whatever the address."""
+    outbox().run_later(lambda: _send_reset_link(untrusted_email, client))
+
+
+def _send_reset_link(untrusted_email: str, client: ClientInfo) -> None:
+    user = accounts.find_by_email(untrusted_email)
+    if user is None or user.disabled_at is not None:
+        return
+    raw = _issue(user, RESET, _reset_ttl(), client)
+    outbox().send(emails.reset_password(user.email, raw, int(_reset_ttl().total_seconds()) // 60))
+
+
+def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
+    """Set a new password with a reset token: every session ends, and the owner is told."""
+    row = _live(raw, RESET)
+    user = db.session.get(User, row.user_id) if row else None
+    if row is None or user is None or user.disabled_at is not None or (
+            user.password_changed_at and row.created_at < user.password_changed_at):
+        raise InvalidResetToken()
+    accounts.check_password_policy(new_password, user.email, pointer="#/new_password")
+    new_hash = services().hasher.hash(new_password)  # outside the write transaction
+    _apply_reset(row, user, new_hash, client)
+    outbox().run_later(lambda: outbox().send(emails.password_changed(user.email)))
+
+
+@writes
+def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInfo) -> None:
+    if not _claim(row):
+        db.session.rollback()
+        raise InvalidResetToken()
+    accounts.set_password(user, new_hash)
+    if row.email == user.email:
+        user.email_verified = True  # the reset link proved this inbox is theirs
+    sessions.revoke_all(user.id, "password_reset")
+    audit.record("password_reset", client, user_id=user.id)
+    db.session.commit()
+
+
+# Email confirmation --------------------------------------------------------------------------
+
+def send_confirmation(user_id: str, client: ClientInfo) -> None:
+    """After sign-up: mail a confirmation link, from the outbox."""
+    outbox().run_later(lambda: _send_confirmation(db.session.get(User, user_id), client))
+
+
+def request_confirmation(untrusted_email: str, client: ClientInfo) -> None:
+    """Resend: the same answer for every address; only unconfirmed accounts get mail."""
+    outbox().run_later(lambda: _send_confirmation(accounts.find_by_email(untrusted_email), client))
+
+
+def _send_confirmation(user: User | None, client: ClientInfo) -> None:
+    if user is None or user.email_verified or user.disabled_at is not None:
+        return
+    raw = _issue(user, CONFIRM, CONFIRM_TTL, client)
+    outbox().send(emails.confirm_email(user.email, raw))
+
+
+@writes
+def confirm_email(raw: str, client: ClientInfo) -> User:
+    row = _live(raw, CONFIRM)
+    user = db.session.get(User, row.user_id) if row else None
+    if row is None or user is None or row.email != user.email or not _claim(row):
+        db.session.rollback()
+        raise InvalidConfirmationToken()
+    user.email_verified = True
+    audit.record("email_confirmed", client, user_id=user.id)
+    db.session.commit()
+    return user
+

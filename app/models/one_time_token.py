@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import db
+from app.models.types import UTCDateTime
+
+
+class OneTimeToken(db.Model):
+    """A token sent by email (password reset, email confirmation), stored as its hash.
+
+    Bound to one purpose and one user; used once; replaced by a newer one of the same purpose.
+    """
+
+    __tablename__ = "one_time_tokens"
+
+    RESET_PASSWORD = "reset_password"  # noqa: S105 (a purpose, not a password)
+    CONFIRM_EMAIL = "confirm_email"
+    __table_args__ = (Index("ix_one_time_tokens_user_purpose", "user_id", "purpose"),)
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    purpose: Mapped[str] = mapped_column(String(32))
+    # The address the token was sent to: a confirmation proves only that address.
+    email: Mapped[str] = mapped_column(String(254))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -1,0 +1,200 @@
+"""Mail through a real SMTP server on 127.0.0.1 (aiosmtpd), as production would send it."""
+
+from __future__ import annotations
+
+import datetime
+import email
+import ipaddress
+import re
+import socket
+import ssl
+from email import policy
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from tests.conftest import PASSWORD
+
+
+class Collector:
+    """An aiosmtpd handler that keeps what it receives; it can refuse the first few messages."""
+
+    def __init__(self, refuse_first: int = 0) -> None:
+        self.messages: list[email.message.EmailMessage] = []
+        self.tls_used: list[bool] = []
+        self.refuse_first = refuse_first
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's name)
+        if self.refuse_first:
+            self.refuse_first -= 1
+            return "451 Try again later"
+        self.messages.append(email.message_from_bytes(envelope.content, policy=policy.default))
+        self.tls_used.append(session.ssl is not None)
+        return "250 OK"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def smtp_server():
+    handler = Collector()
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    yield controller, handler
+    controller.stop()
+
+
+@pytest.fixture
+def settings(smtp_server):
+    controller, _ = smtp_server
+    return {"MAIL_URL": f"smtp://127.0.0.1:{controller.port}", "MAIL_RETRY_DELAY": 0.01,
+            "MAIL_FROM": "svc <no-reply@auth.example>"}
+
+
+def link_in(message, path):
+    text = message.get_body(("plain",)).get_content()
+    return re.search(r"http://\S+" + re.escape(path) + r"\?token=([\w-]+)", text).group(1)
+
+
+def drain(app):
+    assert app.extensions["svc-outbox"].drain()
+
+
+def forgot(client, app, address):
+    assert client.post("/api/v2/auth/forgot-password", json={"email": address}).status_code == 202
+    drain(app)
+
+
+def reset(client, token, password="a brand new passphrase"):
+    return client.post("/api/v2/auth/reset-password",
+                       json={"token": token, "new_password": password})
+
+
+def test_the_reset_mail_arrives_as_text_and_html_and_its_link_works_once(
+        app, client, user, smtp_server):
+    _, inbox = smtp_server
+    forgot(client, app, user.email)
+    [message] = inbox.messages
+    assert message["To"] == user.email and message["From"] == "svc <no-reply@auth.example>"
+    assert message.get_body(("html",)) is not None
+    token = link_in(message, "/reset-password")
+    assert reset(client, token).status_code == 200
+    assert reset(client, token, "another new passphrase").status_code == 400
+
+
+def test_an_older_link_fails_after_a_newer_request(app, client, user, smtp_server):
+    _, inbox = smtp_server
+    forgot(client, app, user.email)
+    forgot(client, app, user.email)
+    older, newer = (link_in(m, "/reset-password") for m in inbox.messages)
+    assert reset(client, older).status_code == 400
+    assert reset(client, newer).status_code == 200
+
+
+def test_a_link_fails_after_the_password_changed(app, client, user, smtp_server):
+    _, inbox = smtp_server
+    forgot(client, app, user.email)
+    forgot(client, app, user.email)
+    first_token = link_in(inbox.messages[0], "/reset-password")
+    # The newest link changes the password; the first, already superseded, stays dead.
+    assert reset(client, link_in(inbox.messages[1], "/reset-password")).status_code == 200
+    assert reset(client, first_token).status_code == 400
+    drain(app)
+    assert inbox.messages[-1]["Subject"] == "Your password was changed"
+
+
+def test_a_refused_delivery_is_retried(app, client, user, smtp_server):
+    _, inbox = smtp_server
+    inbox.refuse_first = 2
+    forgot(client, app, user.email)
+    assert len(inbox.messages) == 1  # the third attempt went through
+
+
+class TestServerDown:
+    @pytest.fixture
+    def settings(self):
+        return {"MAIL_URL": f"smtp://127.0.0.1:{free_port()}", "MAIL_RETRY_DELAY": 0.01,
+                "MAIL_ATTEMPTS": 3}
+
+    def test_the_request_succeeds_and_the_failure_is_logged_without_the_link(
+            self, app, client, user, caplog):
+        caplog.set_level("INFO")
+        response = client.post("/api/v2/auth/forgot-password", json={"email": user.email})
+        assert response.status_code == 202
+        drain(app)
+        attempts = [r for r in caplog.records if "delivery attempt" in r.getMessage()]
+        assert len(attempts) == 3
+        assert "failed after 3 attempts" in caplog.text
+        assert "token=" not in caplog.text and "reset-password" not in caplog.text
+
+
+def make_certificate(tmp_path):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "smtp.crt", tmp_path / "smtp.key"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+class TestStartTlsAndLogin:
+    """A server that offers STARTTLS and requires AUTH: we upgrade, verify its certificate
+    (trusted here through SSL_CERT_FILE) and log in."""
+
+    @pytest.fixture
+    def smtp_server(self, tmp_path, monkeypatch):
+        cert_path, key_path = make_certificate(tmp_path)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(cert_path, key_path)
+        logins = []
+
+        def authenticator(server, session, envelope, mechanism, auth_data):
+            ok = isinstance(auth_data, LoginPassword) and (
+                auth_data.login, auth_data.password) == (b"mailer", b"s3cret pass")
+            logins.append(ok)
+            return AuthResult(success=ok)
+
+        handler = Collector()
+        controller = Controller(handler, hostname="127.0.0.1", port=free_port(),
+                                tls_context=tls, require_starttls=True,
+                                authenticator=authenticator, auth_required=True)
+        controller.start()
+        controller.logins = logins
+        yield controller, handler
+        controller.stop()
+
+    @pytest.fixture
+    def settings(self, smtp_server):
+        controller, _ = smtp_server
+        return {"MAIL_URL": f"smtp://mailer:s3cret%20pass@127.0.0.1:{controller.port}",
+                "MAIL_RETRY_DELAY": 0.01}
+
+    def test_mail_goes_over_starttls_with_the_credentials(self, app, client, user, smtp_server):
+        controller, inbox = smtp_server
+        forgot(client, app, user.email)
+        assert inbox.tls_used == [True]
+        assert controller.logins == [True]
+        assert client.post("/api/v2/auth/login", json={
+            "email": user.email, "password": PASSWORD}).status_code == 200

@@ -7,14 +7,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config, database  # noqa: F401  (database: engine settings on import)
 from app.domain.mail import build_outbox
 from app.domain.providers import register_providers
 from app.domain.services import Services
-from app.extensions import db, limiter, migrate
+from app.extensions import csrf, db, limiter, login_manager, migrate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,6 +36,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(ROOT / "migrations"), render_as_batch=True,
                      compare_type=True)
     limiter.init_app(app)
+    csrf.init_app(app)
+    login_manager.init_app(app)
     app.extensions["svc-auth"] = Services.from_config(app.config, app.instance_path)
     register_providers(app)
     app.extensions["svc-outbox"] = build_outbox(app)
@@ -50,7 +53,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 def _register_blueprints(app: Flask) -> None:
     from app import pages
-    from app.api import cors, oauth, problems, v1, v2, wellknown
+    from app.api import cors, oauth, v1, v2, wellknown
     from app.api.converters import ProviderConverter
 
     app.url_map.converters["provider"] = ProviderConverter
@@ -59,16 +62,35 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(v2.bp)
     app.register_blueprint(wellknown.bp)
     app.register_blueprint(pages.bp)
-    problems.register_unrouted_api_errors(app)
+    for api in (oauth.bp, v1.bp, v2.bp, wellknown.bp):
+        csrf.exempt(api)  # bearer tokens and JSON bodies, no cookies: nothing to forge
+    # 404 and 405 come before any blueprint is chosen: answer them by path.
+    app.register_error_handler(404, _unrouted)
+    app.register_error_handler(405, _unrouted)
     app.after_request(cors.add_cors_headers)
+
+
+def _unrouted(error: HTTPException) -> Response | tuple[str, int, dict[str, str]]:
+    from app.api.problems import API_PREFIX, http_error
+    from app.pages import error_page
+
+    if request.path.startswith(API_PREFIX):
+        return http_error(error)
+    return error_page(error.code or 404)
+
+
+# No script, no inline style, nothing from another origin; never framed.
+CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'self'; img-src 'self'; "
+                           "frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
 
 
 def _security_headers(response: Response) -> Response:
     headers = response.headers
     headers.setdefault("X-Content-Type-Options", "nosniff")
     headers.setdefault("Referrer-Policy", "no-referrer")
-    headers.setdefault("Content-Security-Policy",
-                       "default-src 'none'; frame-ancestors 'none'; base-uri 'none'")
+    headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    if response.mimetype == "text/html":
+        headers.setdefault("Cache-Control", "no-store")  # forms with CSRF tokens, personal data
     headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
     headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
     return response

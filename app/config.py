@@ -108,6 +108,11 @@ def _derive(app: Flask) -> None:
     config["SESSION_COOKIE_HTTPONLY"] = True
     config["SESSION_COOKIE_SAMESITE"] = "Lax"
     config["SESSION_COOKIE_PATH"] = "/"
+    config["PERMANENT_SESSION_LIFETIME"] = int(config["REFRESH_IDLE_TTL"])
+    # CSRF: a token in every form, bound to the session. No Referer check: our pages send
+    # Referrer-Policy: no-referrer, so browsers send none.
+    config["WTF_CSRF_SSL_STRICT"] = False
+    config["WTF_CSRF_TIME_LIMIT"] = None
     if not config.get("SECRET_KEY"):
         if config["ENV"] == "production":
             raise RuntimeError("SVC_SECRET_KEY is required when SVC_ENV=production.")

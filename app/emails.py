@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import current_app, render_template
 
@@ -16,14 +17,16 @@ def _message(to: str, subject: str, template: str, **context: Any) -> Message:
                    html=render_template(f"email/{template}.html", **context))
 
 
-def _link(path: str, token: str) -> str:
+def _link(path: str, token: str, carry: dict[str, str] | None = None) -> str:
     # Always the configured address, never the request's Host header (which an attacker sets).
-    return f"{current_app.config['PUBLIC_URL']}{path}?token={token}"
+    query = urlencode({"token": token, **(carry or {})})
+    return f"{current_app.config['PUBLIC_URL']}{path}?{query}"
 
 
-def reset_password(to: str, token: str, minutes: int) -> Message:
+def reset_password(to: str, token: str, minutes: int,
+                   carry: dict[str, str] | None = None) -> Message:
     return _message(to, "Reset your password", "reset_password",
-                    link=_link("/reset-password", token), minutes=minutes)
+                    link=_link("/reset-password", token, carry), minutes=minutes)
 
 
 def password_changed(to: str) -> Message:

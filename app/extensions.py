@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
+from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
+from flask_wtf.csrf import CSRFProtect
 from sqlalchemy.orm import DeclarativeBase
 
 
@@ -20,3 +22,5 @@ migrate = Migrate()
 # The client address comes from the socket, or from X-Forwarded-For only through the
 # SVC_TRUSTED_PROXIES hops that ProxyFix (set up in create_app) is told to trust.
 limiter = Limiter(key_func=get_remote_address)
+login_manager = LoginManager()
+csrf = CSRFProtect()

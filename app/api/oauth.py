@@ -6,23 +6,23 @@ anything else, and never a redirect, unless a verified pending sign-in says wher
 
 from __future__ import annotations
 
-import re
 import time
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request
+from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 
+from app import targets
 from app.api import oauth_state
-from app.api.oauth_state import PendingSignIn
+from app.api.oauth_state import Mode, PendingSignIn
 from app.api.problems import problem, register_api_errors
 from app.api.shaping import client_info
-from app.domain import handoff, identities, providers, sites
-from app.domain.errors import AuthError, InvalidRequest, ProviderFailed, ProviderSignInRefused
+from app.domain import handoff, identities, providers
+from app.domain.errors import AuthError, InvalidState, ProviderFailed, ProviderSignInRefused
+from app.domain.providers import Profile
+from app.pages import browser
+from app.targets import Target
 
 bp = Blueprint("oauth", __name__, url_prefix="/api")
 register_api_errors(bp)
-
-_CLIENT_STATE = re.compile(r"^[\x21-\x7e]{1,512}$")  # printable ASCII, no spaces
 
 
 @bp.errorhandler(AuthError)
@@ -35,26 +35,24 @@ def _error_page_or_problem(error: AuthError) -> Response | tuple[str, int]:
 @bp.get("/v2/auth/<provider:provider>")
 def start_v2(provider: str) -> Response:
     providers.check_enabled(provider)
-    return _start(provider, sites.registered_redirect_uri(request.args.get("redirect_uri")))
+    return start(provider, "api", targets.from_request(required=True, accept=("redirect_uri",)))
 
 
 @bp.get("/v1/auth/<provider:provider>/login")
 def start_v1(provider: str) -> Response:
     providers.check_enabled(provider)
-    return _start(provider, sites.callback_redirect_uri(request.args.get("callback")))
+    return start(provider, "api", targets.from_request(required=True, accept=("callback",)))
 
 
-def _start(provider: str, redirect_uri: str) -> Response:
-    untrusted_state = request.args.get("state")
-    if untrusted_state is not None and not _CLIENT_STATE.match(untrusted_state):
-        raise InvalidRequest("state must be 1 to 512 printable characters.")
-    challenge = handoff.checked_challenge(request.args.get("code_challenge"),
-                                          request.args.get("code_challenge_method"))
+def start(provider: str, mode: Mode, target: Target | None, user_id: str | None = None) -> Response:
+    """Send the browser to the provider, remembering in this browser how to finish."""
     authorization = providers.authorization(provider, _callback_url(provider))
     oauth_state.save(authorization.state, PendingSignIn(
-        provider=provider, redirect_uri=redirect_uri, client_state=untrusted_state,
-        code_challenge=challenge, code_verifier=authorization.code_verifier,
-        nonce=authorization.nonce, started_at=time.time()))
+        provider=provider, mode=mode, redirect_uri=target.redirect_uri if target else None,
+        client_state=target.state if target else None,
+        code_challenge=target.code_challenge if target else None,
+        code_verifier=authorization.code_verifier, nonce=authorization.nonce,
+        started_at=time.time(), user_id=user_id))
     return redirect(authorization.url)
 
 
@@ -62,33 +60,65 @@ def _start(provider: str, redirect_uri: str) -> Response:
 def callback(provider: str) -> Response:
     pending = oauth_state.take(request.args.get("state"))
     if pending.provider != provider:
-        raise oauth_state.InvalidState()
-    if "error" in request.args:
-        declined = request.args["error"] == "access_denied"
-        return _back_to_site(pending, error="access_denied" if declined else "provider_error")
+        raise InvalidState()
     try:
+        if "error" in request.args:
+            declined = request.args["error"] == "access_denied"
+            raise ProviderSignInRefused() if declined else ProviderFailed()
         code = request.args.get("code")
         if not code:
             raise ProviderFailed()
         profile = providers.profile(provider, _callback_url(provider), code,
                                     pending.code_verifier, pending.nonce)
-        user = identities.user_for(profile, client_info())
-        handoff_code = handoff.issue(user, provider, pending.redirect_uri, pending.code_challenge)
+        return _FINISH[pending.mode](pending, profile)
     except ProviderSignInRefused as refused:
         current_app.logger.info("provider sign-in refused: %s", refused.code)
-        return _back_to_site(pending, error=refused.code)
-    return _back_to_site(pending, code=handoff_code, provider=provider)
+        return _REFUSE[pending.mode](pending, refused)
 
 
 def _callback_url(provider: str) -> str:
     return f"{current_app.config['PUBLIC_URL']}/api/v2/auth/{provider}/callback"
 
 
-def _back_to_site(pending: PendingSignIn, **params: str) -> Response:
-    if pending.client_state is not None:
-        params["state"] = pending.client_state
-    parts = urlsplit(pending.redirect_uri)
-    query = "&".join(filter(None, [parts.query, urlencode(params)]))
-    response = redirect(urlunsplit(parts._replace(query=query)))
-    response.headers["Cache-Control"] = "no-store"
-    return response
+# How each mode finishes ------------------------------------------------------------------------
+
+def _finish_api(pending: PendingSignIn, profile: Profile) -> Response:
+    target = pending.target
+    assert target is not None
+    user = identities.user_for(profile, client_info())
+    code = handoff.issue(user, profile.provider, target.redirect_uri, target.code_challenge)
+    return targets.send_back(target, code=code, provider=profile.provider)
+
+
+def _finish_hosted(pending: PendingSignIn, profile: Profile) -> Response:
+    signed_in = browser.sign_in(identities.user_for(profile, client_info()), profile.provider)
+    target = pending.target
+    return browser.hand_back(signed_in, target) if target else redirect(url_for("pages.account"))
+
+
+def _finish_link(pending: PendingSignIn, profile: Profile) -> Response:
+    signed_in = browser.current()
+    if signed_in is None or signed_in.user.id != pending.user_id:
+        raise InvalidState()
+    identities.link(signed_in.user, profile, client_info())
+    return redirect(url_for("pages.account", linked=profile.provider))
+
+
+def _refuse_api(pending: PendingSignIn, refused: ProviderSignInRefused) -> Response:
+    target = pending.target
+    assert target is not None
+    return targets.send_back(target, error=refused.code)
+
+
+def _refuse_hosted(pending: PendingSignIn, refused: ProviderSignInRefused) -> Response:
+    target = pending.target
+    return redirect(url_for("pages.login_form", error=refused.code,
+                            **(target.query() if target else {})))
+
+
+def _refuse_link(pending: PendingSignIn, refused: ProviderSignInRefused) -> Response:
+    return redirect(url_for("pages.account", error=refused.code))
+
+
+_FINISH = {"api": _finish_api, "hosted": _finish_hosted, "link": _finish_link}
+_REFUSE = {"api": _refuse_api, "hosted": _refuse_hosted, "link": _refuse_link}

@@ -7,7 +7,7 @@ import math
 import time
 from typing import Any
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 from flask_limiter.errors import RateLimitExceeded
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
@@ -63,7 +63,7 @@ def _rate_limited(_error: RateLimitExceeded) -> Response:
                    headers={"Retry-After": str(retry_after)}, retry_after=retry_after)
 
 
-def _http_error(error: HTTPException) -> Response:
+def http_error(error: HTTPException) -> Response:
     status = error.code or 500
     detail = {
         404: "There is nothing at this address.",
@@ -89,16 +89,6 @@ def _unexpected(error: Exception) -> Response:
 def register_api_errors(blueprint: Blueprint) -> None:
     blueprint.register_error_handler(AuthError, _auth_error)
     blueprint.register_error_handler(RateLimitExceeded, _rate_limited)
-    blueprint.register_error_handler(HTTPException, _http_error)
+    blueprint.register_error_handler(HTTPException, http_error)
     blueprint.register_error_handler(OperationalError, _database_unavailable)
     blueprint.register_error_handler(Exception, _unexpected)
-
-
-def register_unrouted_api_errors(app: Flask) -> None:
-    """404 and 405 are raised before any blueprint is chosen: answer them by path instead."""
-
-    def handle(error: HTTPException) -> Response | HTTPException:
-        return _http_error(error) if request.path.startswith(API_PREFIX) else error
-
-    app.register_error_handler(404, handle)
-    app.register_error_handler(405, handle)

@@ -68,3 +68,4 @@ forgot = _limits(("forgot-email", "LIMIT_FORGOT", _untrusted_email, {}),
 resend_confirmation = _limits(("resend-email", "LIMIT_FORGOT", _untrusted_email, {}),
                               ("resend-ip", "LIMIT_FORGOT_IP", client_ip, {}))
 reset = _limits(("reset-ip", "LIMIT_RESET", client_ip, {}))
+change_password = _limits(("password-change-ip", "LIMIT_LOGIN", client_ip, {}))

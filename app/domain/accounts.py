@@ -7,6 +7,7 @@ from flask import current_app
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
+from app import emails
 from app.database import writes
 from app.domain import audit, sessions
 from app.domain.audit import ClientInfo
@@ -18,6 +19,7 @@ from app.domain.errors import (
     InvalidCredentials,
     NotFound,
 )
+from app.domain.mail import outbox
 from app.domain.passwords import check_policy
 from app.domain.services import services
 from app.extensions import db
@@ -78,11 +80,18 @@ def create_user(untrusted_email: str, password: str | None, full_name: str = "",
 
 
 @writes
-def sign_up(untrusted_email: str, password: str, full_name: str,
-            client: ClientInfo) -> sessions.IssuedTokens:
+def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo) -> User:
     user = create_user(untrusted_email, password, full_name)
     audit.record("signed_up", client, user_id=user.id)
-    return sessions.sign_in(user, "password", client)
+    db.session.commit()
+    return user
+
+
+@writes
+def sign_up(untrusted_email: str, password: str, full_name: str,
+            client: ClientInfo) -> sessions.IssuedTokens:
+    return sessions.sign_in(register(untrusted_email, password, full_name, client), "password",
+                            client)
 
 
 def authenticate(untrusted_email: str, password: str, client: ClientInfo) -> User:
@@ -127,6 +136,27 @@ def set_password(user: User, password_hash: str) -> None:
 
 def log_in(untrusted_email: str, password: str, client: ClientInfo) -> sessions.IssuedTokens:
     return sessions.sign_in(authenticate(untrusted_email, password, client), "password", client)
+
+
+def change_password(user: User, current_password: str, new_password: str, client: ClientInfo,
+                    *, keep_session: str) -> None:
+    """Change a password with the current one: every other session ends, and the owner is
+    told by mail. InvalidCredentials when the current password is wrong."""
+    if not services().hasher.verify(user.password_hash, current_password).ok:
+        _record_failed_login(user, client)
+        raise InvalidCredentials("The current password is not right.")
+    check_password_policy(new_password, user.email, pointer="#/new_password")
+    _apply_password_change(user, services().hasher.hash(new_password), client, keep_session)
+    outbox().run_later(lambda: outbox().send(emails.password_changed(user.email)))
+
+
+@writes
+def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
+                           keep_session: str) -> None:
+    set_password(user, password_hash)
+    sessions.revoke_all(user.id, "password_changed", except_session=keep_session)
+    audit.record("password_changed", client, user_id=user.id, session_id=keep_session)
+    db.session.commit()
 
 
 # The operator's changes (CLI) ----------------------------------------------------------------

@@ -173,3 +173,8 @@ class EmailNotConfirmed(AuthError):
     status = 403
     code = "email_not_confirmed"
     detail = "Confirm your email address first: we sent you a link."
+
+
+class IdentityInUse(ProviderSignInRefused):
+    code = "identity_in_use"
+    detail = "This account at the provider is already linked to another account here."

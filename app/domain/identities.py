@@ -11,6 +11,7 @@ from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
     AccountExists,
+    IdentityInUse,
     LastSignInMethod,
     NotFound,
     ProviderEmailNotVerified,
@@ -71,6 +72,20 @@ def _link(user: User, profile: Profile, client: ClientInfo) -> None:
         db.session.rollback()
         raise ProviderSignInRefused() from None
     audit.record(f"provider_linked_{profile.provider}", client, user_id=user.id)
+
+
+@writes
+def link(user: User, profile: Profile, client: ClientInfo) -> None:
+    """Link an identity to the signed-in account that asked for it, whatever its email: the
+    person proved both sides in one browser. An identity already linked elsewhere stays there."""
+    existing = db.session.scalars(select(Identity).where(
+        Identity.provider == profile.provider, Identity.subject == profile.subject)).one_or_none()
+    if existing is not None:
+        if existing.user_id != user.id:
+            raise IdentityInUse()
+        return
+    _link(user, profile, client)
+    db.session.commit()
 
 
 def providers_of(user_id: str) -> list[str]:

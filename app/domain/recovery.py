@@ -69,17 +69,24 @@ def _claim(row: OneTimeToken) -> bool:
 
 # Forgotten password --------------------------------------------------------------------------
 
-def request_reset(untrusted_email: str, client: ClientInfo) -> None:
-    """Hand the request to the outbox, and return at once whatever the address."""
-    outbox().run_later(lambda: _send_reset_link(untrusted_email, client))
+def request_reset(untrusted_email: str, client: ClientInfo,
+                  carry: dict[str, str] | None = None) -> None:
+    """Hand the request to the outbox, and return at once whatever the address. `carry` goes
+    into the link (the hosted pages' way back to a client site)."""
+    outbox().run_later(lambda: _send_reset_link(untrusted_email, client, carry or {}))
 
 
-def _send_reset_link(untrusted_email: str, client: ClientInfo) -> None:
+def _send_reset_link(untrusted_email: str, client: ClientInfo, carry: dict[str, str]) -> None:
     user = accounts.find_by_email(untrusted_email)
     if user is None or user.disabled_at is not None:
         return
     raw = _issue(user, RESET, _reset_ttl(), client)
-    outbox().send(emails.reset_password(user.email, raw, int(_reset_ttl().total_seconds()) // 60))
+    minutes = int(_reset_ttl().total_seconds()) // 60
+    outbox().send(emails.reset_password(user.email, raw, minutes, carry))
+
+
+def reset_token_is_live(raw: str) -> bool:
+    return _live(raw, RESET) is not None
 
 
 def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:

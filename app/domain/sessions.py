@@ -43,18 +43,38 @@ def _seconds(setting: str) -> timedelta:
 @writes
 def sign_in(user: User, provider: str, client: ClientInfo, *,
             commit: bool = True) -> IssuedTokens:
-    """Open a session for a user whose identity was just proven."""
+    """Open a session for a user whose identity was just proven, with its first tokens."""
+    session = open_session(user, provider, client)
+    refresh = _new_refresh_token(session, session.created_at)
+    if commit:
+        db.session.commit()
+    return _issue(user, session, refresh)
+
+
+@writes
+def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
+    """A session without tokens yet (the service's own browser session starts so)."""
     at = now()
     session = AuthSession(user=user, provider=provider, created_at=at, last_used_at=at,
                           expires_at=at + _seconds("REFRESH_MAX_TTL"),
                           ip=client.ip, user_agent=client.user_agent)
     db.session.add(session)
     db.session.flush()
-    refresh = _new_refresh_token(session, at)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
-    if commit:
-        db.session.commit()
-    return _issue(user, session, refresh)
+    return session
+
+
+def live_session(session_id: str) -> AuthSession | None:
+    session = db.session.get(AuthSession, session_id)
+    return session if session is not None and _is_live(session, now()) else None
+
+
+def live_sessions(user_id: str) -> list[AuthSession]:
+    at = now()
+    found = db.session.scalars(select(AuthSession).where(
+        AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None),
+        AuthSession.expires_at > at).order_by(AuthSession.last_used_at.desc()))
+    return list(found)
 
 
 def _new_refresh_token(session: AuthSession, at: datetime) -> tuple[RefreshToken, str]:

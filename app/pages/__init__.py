@@ -1,0 +1,88 @@
+"""Hosted pages: sign-up, sign-in, recovery and the account, server-rendered.
+
+Errors here are HTML pages, never JSON (the API has its own error layer).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+from flask import Blueprint, render_template, request
+from flask_limiter.errors import RateLimitExceeded
+from flask_wtf.csrf import CSRFError
+from sqlalchemy.exc import OperationalError
+from werkzeug.exceptions import HTTPException
+
+from app.domain.errors import AuthError
+from app.extensions import limiter
+from app.pages.devices import describe
+
+log = logging.getLogger("svc_auth.pages")
+
+bp = Blueprint("pages", __name__)
+bp.add_app_template_filter(describe, "device")
+
+ERROR_TEXT = {
+    400: ("This request could not be used", "Go back and try again."),
+    404: ("There is nothing here", "Check the address, or start again from the site you came "
+                                   "from."),
+    405: ("There is nothing here", "Check the address."),
+    429: ("Too many attempts", "Wait a little, then try again."),
+    500: ("Something went wrong on our side", "Try again in a moment."),
+    503: ("We are briefly unavailable", "Try again in a moment."),
+}
+
+
+def error_page(status: int, detail: str | None = None, *,
+               retry_after: int | None = None) -> tuple[str, int, dict[str, str]]:
+    title, advice = ERROR_TEXT.get(status, ERROR_TEXT[400])
+    headers = {"Retry-After": str(retry_after)} if retry_after else {}
+    return (render_template("errors/page.html", title=title, detail=detail or advice,
+                            status=status, retry_after=retry_after), status, headers)
+
+
+@bp.errorhandler(AuthError)
+def _auth_error(error: AuthError) -> tuple[str, int]:
+    return render_template("errors/auth_error.html", error=error), error.status
+
+
+@bp.errorhandler(RateLimitExceeded)
+def _rate_limited(_error: RateLimitExceeded) -> tuple[str, int, dict[str, str]]:
+    current = limiter.current_limit
+    seconds = max(1, math.ceil(current.window[0] - time.time())) if current else 60
+    return error_page(429, f"Too many attempts. Try again in {_duration(seconds)}.",
+                      retry_after=seconds)
+
+
+@bp.errorhandler(CSRFError)
+def _csrf_failed(_error: CSRFError) -> tuple[str, int, dict[str, str]]:
+    return error_page(400, "This form expired or did not come from this site. Reload the page "
+                           "and try again.")
+
+
+@bp.errorhandler(OperationalError)
+def _database_unavailable(_error: OperationalError) -> tuple[str, int, dict[str, str]]:
+    log.error("database unavailable", exc_info=True)
+    return error_page(503, retry_after=5)
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException) -> tuple[str, int, dict[str, str]]:
+    return error_page(error.code or 500)
+
+
+@bp.errorhandler(Exception)
+def _unexpected(_error: Exception) -> tuple[str, int, dict[str, str]]:
+    log.exception("unhandled error on %s %s", request.method, request.path)
+    return error_page(500)
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 90:
+        return f"{seconds} seconds"
+    return f"{math.ceil(seconds / 60)} minutes"
+
+
+from app.pages import account, auth  # noqa: E402,F401  (routes register on bp)

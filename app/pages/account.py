@@ -1,0 +1,119 @@
+"""The account page: who you are, your password, your providers and your signed-in devices."""
+
+from __future__ import annotations
+
+from flask import Response, abort, flash, redirect, render_template, request, url_for
+from flask_login import login_required
+
+from app.api import ratelimits
+from app.api.oauth import start as start_provider
+from app.api.shaping import client_info
+from app.domain import accounts, identities, providers, recovery, sessions
+from app.domain.errors import AuthError, InvalidBody, InvalidCredentials
+from app.pages import bp, browser
+from app.pages.auth import PROVIDER_ERRORS, _field_errors
+from app.pages.forms import ActionForm, ChangePasswordForm
+
+ACCOUNT_ERRORS = {**PROVIDER_ERRORS,
+                  "identity_in_use": "That provider account is already linked to another account."}
+
+
+def _signed_in() -> browser.BrowserUser:
+    signed_in = browser.current()
+    assert signed_in is not None  # @login_required ran first
+    return signed_in
+
+
+def _render(password_form: ChangePasswordForm | None = None, status: int = 200) -> tuple[str, int]:
+    signed_in = _signed_in()
+    user = signed_in.user
+    linked = identities.providers_of(user.id)
+    if request.args.get("linked") in linked:
+        flash(f"{request.args['linked'].title()} is now linked.")
+    return render_template(
+        "pages/account.html", user=user, this_session=signed_in.auth_session.id,
+        sessions=sessions.live_sessions(user.id), linked=linked,
+        linkable=[p for p in providers.enabled_providers() if p not in linked],
+        password_form=password_form or ChangePasswordForm(), action=ActionForm(),
+        notice=ACCOUNT_ERRORS.get(request.args.get("error", "")),
+    ), status
+
+
+@bp.get("/account")
+@login_required
+def account() -> tuple[str, int]:
+    return _render()
+
+
+@bp.post("/account/password")
+@login_required
+@ratelimits.change_password
+def change_password() -> Response | tuple[str, int]:
+    form = ChangePasswordForm()
+    signed_in = _signed_in()
+    if not form.validate_on_submit():
+        return _render(form, 422)
+    try:
+        accounts.change_password(signed_in.user, form.current_password.data,
+                                 form.new_password.data, client_info(),
+                                 keep_session=signed_in.auth_session.id)
+    except InvalidCredentials as error:
+        form.current_password.errors.append(error.detail)
+        return _render(form, 401)
+    except InvalidBody as error:
+        _field_errors(form, error)
+        return _render(form, 422)
+    flash("Password changed. Your other devices are signed out.")
+    return redirect(url_for(".account"))
+
+
+@bp.post("/account/confirm-email")
+@login_required
+@ratelimits.resend_confirmation
+def resend_confirmation() -> Response:
+    recovery.request_confirmation(_signed_in().user.email, client_info())
+    flash("We sent you a new confirmation link.")
+    return redirect(url_for(".account"))
+
+
+@bp.post("/account/link/<provider:provider>")
+@login_required
+def link_provider(provider: str) -> Response:
+    providers.check_enabled(provider)
+    return start_provider(provider, "link", None, user_id=_signed_in().user.id)
+
+
+@bp.post("/account/unlink/<provider:provider>")
+@login_required
+def unlink_provider(provider: str) -> Response:
+    try:
+        identities.unlink(_signed_in().user, provider, client_info())
+    except AuthError as error:
+        flash(error.detail)
+    else:
+        flash(f"{provider.title()} is no longer linked.")
+    return redirect(url_for(".account"))
+
+
+@bp.post("/account/sessions/<session_id>/end")
+@login_required
+def end_session(session_id: str) -> Response:
+    signed_in = _signed_in()
+    target = sessions.live_session(session_id)
+    if target is None or target.user_id != signed_in.user.id:
+        abort(404)
+    if target.id == signed_in.auth_session.id:
+        browser.sign_out()
+        return redirect(url_for(".login_form"))
+    sessions.log_out(target, sessions.LogoutScope.LOCAL, client_info())
+    flash("That device is signed out.")
+    return redirect(url_for(".account"))
+
+
+@bp.post("/account/sessions/end-others")
+@login_required
+def end_other_sessions() -> Response:
+    signed_in = _signed_in()
+    sessions.log_out(signed_in.auth_session, sessions.LogoutScope.OTHERS, client_info())
+    flash("Every other device is signed out.")
+    return redirect(url_for(".account"))

@@ -1,0 +1,185 @@
+"""Sign-in, sign-up, provider sign-in, recovery, confirmation and sign-out pages."""
+
+from __future__ import annotations
+
+from flask import Response, redirect, render_template, request, session, url_for
+
+from app import targets
+from app.api import ratelimits
+from app.api.oauth import start as start_provider
+from app.api.shaping import client_info
+from app.domain import accounts, providers, recovery
+from app.domain.errors import (
+    AuthError,
+    EmailNotConfirmed,
+    EmailTaken,
+    InvalidBody,
+    InvalidCredentials,
+    InvalidResetToken,
+)
+from app.pages import bp, browser
+from app.pages.forms import ForgotPasswordForm, LoginForm, ResetPasswordForm, SignupForm
+from app.targets import Target
+
+Page = str | tuple[str, int] | Response
+
+# Why a provider sign-in came back to the login page (?error=...).
+PROVIDER_ERRORS = {
+    "access_denied": "Sign-in was cancelled or refused.",
+    "provider_error": "The sign-in provider did not answer as expected. Try again.",
+    "email_not_verified": "The provider has not verified your email address. Verify it there, "
+                          "then try again.",
+    "account_exists": "An account with this email already exists. Sign in with your password, "
+                      "then link the provider from your account page.",
+}
+
+
+def _carry(target: Target | None) -> dict[str, str]:
+    return target.query() if target else {}
+
+
+def _finish(signed_in: browser.BrowserUser, target: Target | None) -> Response:
+    return browser.hand_back(signed_in, target) if target else redirect(url_for(".account"))
+
+
+def _page(template: str, target: Target | None, status: int = 200, **context: object) -> Page:
+    return render_template(template, carry=_carry(target),
+                           providers=providers.enabled_providers(), **context), status
+
+
+def _field_errors(form: object, error: InvalidBody) -> None:
+    """Put the domain's errors next to the fields they point at."""
+    for item in error.errors or [{"pointer": "", "detail": error.detail}]:
+        field = getattr(form, item["pointer"].removeprefix("#/"), None)
+        (field.errors if field is not None else form.form_errors).append(item["detail"])  # type: ignore[attr-defined]
+
+
+# Sign-in -------------------------------------------------------------------------------------
+
+@bp.get("/login")
+def login_form() -> Page:
+    target = targets.from_request(required=False)
+    signed_in = browser.current()
+    if signed_in is not None and request.args.get("prompt") != "login":
+        return _finish(signed_in, target)  # single sign-on: straight back, nothing to type
+    notice = PROVIDER_ERRORS.get(request.args.get("error", ""))
+    return _page("pages/login.html", target, form=LoginForm(), notice=notice)
+
+
+@bp.post("/login")
+@ratelimits.login
+def login_submit() -> Page:
+    target = targets.from_request(required=False)
+    form = LoginForm()
+    if not form.validate_on_submit():
+        return _page("pages/login.html", target, 422, form=form)
+    try:
+        user = accounts.authenticate(form.email.data, form.password.data, client_info())
+    except (InvalidCredentials, EmailNotConfirmed) as error:
+        form.form_errors.append(error.detail)
+        return _page("pages/login.html", target, error.status, form=form)
+    return _finish(browser.sign_in(user, "password"), target)
+
+
+@bp.get("/login/<provider:provider>")
+def provider_login(provider: str) -> Response:
+    providers.check_enabled(provider)
+    return start_provider(provider, "hosted", targets.from_request(required=False))
+
+
+# Sign-up -------------------------------------------------------------------------------------
+
+@bp.get("/signup")
+def signup_form() -> Page:
+    return _page("pages/signup.html", targets.from_request(required=False), form=SignupForm())
+
+
+@bp.post("/signup")
+@ratelimits.signup
+def signup_submit() -> Page:
+    target = targets.from_request(required=False)
+    form = SignupForm()
+    if not form.validate_on_submit():
+        return _page("pages/signup.html", target, 422, form=form)
+    try:
+        user = accounts.register(form.email.data, form.password.data, form.full_name.data or "",
+                                 client_info())
+    except EmailTaken as error:
+        form.email.errors.append(f"{error.detail} Sign in instead, or reset your password.")
+        return _page("pages/signup.html", target, 409, form=form)
+    except InvalidBody as error:
+        _field_errors(form, error)
+        return _page("pages/signup.html", target, 422, form=form)
+    recovery.send_confirmation(user.id, client_info())
+    return _finish(browser.sign_in(user, "password"), target)
+
+
+# Recovery ------------------------------------------------------------------------------------
+
+@bp.get("/forgot-password")
+def forgot_form() -> Page:
+    return _page("pages/forgot_password.html", targets.from_request(required=False),
+                 form=ForgotPasswordForm())
+
+
+@bp.post("/forgot-password")
+@ratelimits.forgot
+def forgot_submit() -> Page:
+    target = targets.from_request(required=False)
+    form = ForgotPasswordForm()
+    if not form.validate_on_submit():
+        return _page("pages/forgot_password.html", target, 422, form=form)
+    recovery.request_reset(form.email.data, client_info(), _carry(target))
+    return _page("pages/forgot_sent.html", target, 202, email=form.email.data)
+
+
+RESET_TOKEN_KEY = "svc_reset_token"  # noqa: S105 (a session key)
+
+
+@bp.get("/reset-password")
+def reset_form() -> Page:
+    target = targets.from_request(required=False)
+    if "token" in request.args:
+        # Move the token from the address bar into the session cookie, so it is in no history,
+        # log or Referer from here on.
+        session[RESET_TOKEN_KEY] = request.args["token"]
+        return redirect(url_for(".reset_form", **_carry(target)))
+    token = session.get(RESET_TOKEN_KEY)
+    if not token or not recovery.reset_token_is_live(token):
+        raise InvalidResetToken()
+    return _page("pages/reset_password.html", target, form=ResetPasswordForm())
+
+
+@bp.post("/reset-password")
+@ratelimits.reset
+def reset_submit() -> Page:
+    target = targets.from_request(required=False)
+    form = ResetPasswordForm()
+    if not form.validate_on_submit():
+        return _page("pages/reset_password.html", target, 422, form=form)
+    try:
+        recovery.reset_password(session.get(RESET_TOKEN_KEY, ""), form.new_password.data,
+                                client_info())
+    except InvalidBody as error:
+        _field_errors(form, error)
+        return _page("pages/reset_password.html", target, 422, form=form)
+    session.pop(RESET_TOKEN_KEY, None)
+    browser.sign_out()  # every session ended, this browser's too: sign in with the new password
+    return _page("pages/reset_done.html", target)
+
+
+@bp.get("/confirm-email")
+def confirm_email() -> Page:
+    try:
+        user = recovery.confirm_email(request.args.get("token", ""), client_info())
+    except AuthError as error:
+        return _page("pages/confirm_email.html", None, error.status, error=error)
+    return _page("pages/confirm_email.html", None, email=user.email)
+
+
+# Sign-out ------------------------------------------------------------------------------------
+
+@bp.post("/logout")
+def logout() -> Response:
+    browser.sign_out()  # CSRFProtect checked the form's token before we got here
+    return redirect(url_for(".login_form"))

@@ -1,0 +1,66 @@
+"""The service's own browser session (Flask-Login), backed by a session row like any other, so
+it shows in the account's session list and ends with "sign out everywhere" or a password reset."""
+
+from __future__ import annotations
+
+from flask import Response, redirect, session, url_for
+from flask_login import UserMixin, current_user, login_user, logout_user
+
+from app.api.shaping import client_info
+from app.domain import handoff, sessions
+from app.extensions import db, login_manager
+from app.models import AuthSession, User
+from app.targets import Target, send_back
+
+
+class BrowserUser(UserMixin):  # type: ignore[misc]
+    def __init__(self, auth_session: AuthSession) -> None:
+        self.auth_session = auth_session
+        self.user: User = auth_session.user
+
+    def get_id(self) -> str:
+        return self.auth_session.id
+
+
+@login_manager.unauthorized_handler
+def _to_login() -> Response:
+    # No `next` parameter: after signing in, the account page is where this person goes.
+    return redirect(url_for("pages.login_form"))
+
+
+@login_manager.user_loader
+def _load(session_id: str) -> BrowserUser | None:
+    live = sessions.live_session(session_id)
+    return BrowserUser(live) if live is not None else None
+
+
+def current() -> BrowserUser | None:
+    found = current_user._get_current_object()  # noqa: SLF001 (Flask-Login's proxy)
+    return found if isinstance(found, BrowserUser) else None
+
+
+def sign_in(user: User, provider: str) -> BrowserUser:
+    """Sign this browser in as `user`. Whatever the cookie held before is dropped first, so a
+    session planted before sign-in is worth nothing after it (session fixation)."""
+    auth_session = sessions.open_session(user, provider, client_info())
+    db.session.commit()
+    session.clear()
+    browser_user = BrowserUser(auth_session)
+    login_user(browser_user)
+    session.permanent = True
+    return browser_user
+
+
+def sign_out() -> None:
+    signed_in = current()
+    if signed_in is not None:
+        sessions.log_out(signed_in.auth_session, sessions.LogoutScope.LOCAL, client_info())
+    logout_user()
+    session.clear()
+
+
+def hand_back(browser_user: BrowserUser, target: Target) -> Response:
+    """Send a signed-in person to a client site with a fresh one-time code."""
+    provider = browser_user.auth_session.provider
+    code = handoff.issue(browser_user.user, provider, target.redirect_uri, target.code_challenge)
+    return send_back(target, code=code, provider=provider)

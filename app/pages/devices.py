@@ -1,0 +1,18 @@
+"""A readable name for the device behind a user agent, for the account's session list."""
+
+from __future__ import annotations
+
+_BROWSERS = (("Edg/", "Edge"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"),
+             ("Chromium/", "Chromium"), ("Safari/", "Safari"))
+_SYSTEMS = (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"),
+            ("Windows", "Windows"), ("Mac OS X", "macOS"), ("Linux", "Linux"))
+
+
+def describe(user_agent: str | None) -> str:
+    if not user_agent:
+        return "Unknown device"
+    browser = next((name for marker, name in _BROWSERS if marker in user_agent), None)
+    system = next((name for marker, name in _SYSTEMS if marker in user_agent), None)
+    if browser or system:
+        return " on ".join(part for part in (browser or "A browser", system) if part)
+    return user_agent[:60]

@@ -1,0 +1,65 @@
+"""Where a finished sign-in hands the person back: a registered redirect URI, with the client
+site's own `state` and PKCE challenge. Shared by the API's provider starts and the hosted pages,
+which carry a target from page to page (login, sign-up, providers, recovery) until it is used."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from flask import Response, redirect, request
+
+from app.domain import handoff, sites
+from app.domain.errors import InvalidRedirectUri, InvalidRequest
+
+_CLIENT_STATE = re.compile(r"^[\x21-\x7e]{1,512}$")  # printable ASCII, no spaces
+
+
+@dataclass(frozen=True)
+class Target:
+    redirect_uri: str
+    state: str | None = None
+    code_challenge: str | None = None
+
+    def query(self) -> dict[str, str]:
+        """The target as query parameters, to carry it to the next page."""
+        carried = {"redirect_uri": self.redirect_uri}
+        if self.state is not None:
+            carried["state"] = self.state
+        if self.code_challenge is not None:
+            carried |= {"code_challenge": self.code_challenge, "code_challenge_method": "S256"}
+        return carried
+
+
+def from_request(*, required: bool,
+                 accept: tuple[str, ...] = ("redirect_uri", "callback")) -> Target | None:
+    """The target named by the request's `redirect_uri` (v2, pages) or `callback` (v1, pages),
+    whichever `accept` allows: registered ones only; InvalidRedirectUri / UnknownCallback /
+    InvalidRequest otherwise."""
+    args = request.args
+    if "redirect_uri" in accept and "redirect_uri" in args:
+        redirect_uri = sites.registered_redirect_uri(args.get("redirect_uri"))
+    elif "callback" in accept and ("callback" in args or accept == ("callback",)):
+        redirect_uri = sites.callback_redirect_uri(args.get("callback"))
+    elif required:
+        raise InvalidRedirectUri()
+    else:
+        return None
+    untrusted_state = args.get("state")
+    if untrusted_state is not None and not _CLIENT_STATE.match(untrusted_state):
+        raise InvalidRequest("state must be 1 to 512 printable characters.")
+    challenge = handoff.checked_challenge(args.get("code_challenge"),
+                                          args.get("code_challenge_method"))
+    return Target(redirect_uri, untrusted_state, challenge)
+
+
+def send_back(target: Target, **params: str) -> Response:
+    """Redirect to the target with `params` (code and provider, or error) and its state."""
+    if target.state is not None:
+        params["state"] = target.state
+    parts = urlsplit(target.redirect_uri)
+    query = "&".join(filter(None, [parts.query, urlencode(params)]))
+    response = redirect(urlunsplit(parts._replace(query=query)))
+    response.headers["Cache-Control"] = "no-store"
+    return response

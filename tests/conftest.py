@@ -131,7 +131,7 @@ class Mailbox:
 
         for message in reversed(self.to(address)):
             text = message.get_body(("plain",)).get_content()
-            found = re.search(r"(https?://\S+" + re.escape(path) + r"\?token=[\w-]+)", text)
+            found = re.search(r"(https?://\S+" + re.escape(path) + r"\?token=\S+)", text)
             if found:
                 return found.group(1)
         raise AssertionError(f"no {path} link was mailed to {address}")

@@ -18,6 +18,7 @@ from requests import RequestException
 from app.domain.errors import ProviderFailed, ProviderNotEnabled, UnknownProvider
 
 PROVIDERS = ("google", "github")
+DISPLAY_NAMES = {"google": "Google", "github": "GitHub", "password": "password"}
 
 
 @dataclass(frozen=True)

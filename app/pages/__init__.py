@@ -16,6 +16,7 @@ from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
 from app.domain.errors import AuthError
+from app.domain.providers import DISPLAY_NAMES
 from app.extensions import limiter
 from app.pages.devices import describe
 
@@ -23,6 +24,7 @@ log = logging.getLogger("svc_auth.pages")
 
 bp = Blueprint("pages", __name__)
 bp.add_app_template_filter(describe, "device")
+bp.add_app_template_global(DISPLAY_NAMES, "provider_names")
 
 ERROR_TEXT = {
     400: ("This request could not be used", "Go back and try again."),

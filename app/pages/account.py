@@ -29,7 +29,7 @@ def _render(password_form: ChangePasswordForm | None = None, status: int = 200) 
     user = signed_in.user
     linked = identities.providers_of(user.id)
     if request.args.get("linked") in linked:
-        flash(f"{request.args['linked'].title()} is now linked.")
+        flash(f"{providers.DISPLAY_NAMES[request.args['linked']]} is now linked.")
     return render_template(
         "pages/account.html", user=user, this_session=signed_in.auth_session.id,
         sessions=sessions.live_sessions(user.id), linked=linked,
@@ -91,7 +91,7 @@ def unlink_provider(provider: str) -> Response:
     except AuthError as error:
         flash(error.detail)
     else:
-        flash(f"{provider.title()} is no longer linked.")
+        flash(f"{providers.DISPLAY_NAMES.get(provider, provider)} is no longer linked.")
     return redirect(url_for(".account"))
 
 

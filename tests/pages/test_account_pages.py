@@ -1,0 +1,176 @@
+"""Recovery and the account page, through the test client."""
+
+import re
+from urllib.parse import urlsplit
+
+import pytest
+
+from app.domain import identities
+from app.domain.audit import ClientInfo
+from app.domain.providers import Profile
+from tests.conftest import PASSWORD
+from tests.pages.conftest import csrf_token, submit
+
+NEW = "a brand new passphrase"
+
+
+def second_device(app, user):
+    """Another browser, signed in as the same user."""
+    other = app.test_client()
+    assert submit(other, "/login", {"email": user.email, "password": user.password}
+                  ).status_code == 302
+    return other
+
+
+def post_action(client, path):
+    return client.post(path, data={"csrf_token": csrf_token(client, "/account")})
+
+
+# Recovery -------------------------------------------------------------------------------------
+
+def reset_link(client, mailbox, email, query=""):
+    submit(client, "/forgot-password" + query, {"email": email})
+    return mailbox.last_link(email, "/reset-password")
+
+
+def test_forgot_shows_the_same_page_for_any_address(client, user):
+    known = submit(client, "/forgot-password", {"email": user.email})
+    unknown = submit(client, "/forgot-password", {"email": "nobody@example.com"})
+    assert known.status_code == unknown.status_code == 202
+    assert known.text.replace(user.email, "X") == unknown.text.replace("nobody@example.com", "X")
+
+
+def test_the_reset_link_moves_the_token_out_of_the_address_bar(client, user, mailbox):
+    link = reset_link(client, mailbox, user.email)
+    first = client.get(urlsplit(link).path + "?" + urlsplit(link).query)
+    assert first.status_code == 302 and "token" not in first.headers["Location"]
+    page = client.get(first.headers["Location"])
+    assert page.status_code == 200 and b"Choose a new password" in page.data
+    assert page.headers["Referrer-Policy"] == "no-referrer"
+    assert page.headers["Cache-Control"] == "no-store"
+
+
+def test_a_reset_through_the_pages_ends_sessions_and_does_not_sign_in(app, client, user,
+                                                                      mailbox):
+    other = second_device(app, user)
+    link = reset_link(client, mailbox, user.email)
+    client.get(link.removeprefix("http://127.0.0.1:5000"))
+    done = submit(client, "/reset-password", {"new_password": NEW})
+    assert done.status_code == 200 and b"Password updated" in done.data
+    assert other.get("/account").status_code == 302  # the other device is signed out
+    assert client.get("/account").status_code == 302  # no automatic sign-in
+    assert submit(client, "/login", {"email": user.email, "password": NEW}).status_code == 302
+
+
+def test_the_target_survives_the_reset_mail(client, user, mailbox):
+    link = reset_link(client, mailbox, user.email, "?callback=symbols&state=r1")
+    assert "redirect_uri=https%3A%2F%2Fsymbols.example%2Fcb" in link and "state=r1" in link
+    client.get(link.removeprefix("http://127.0.0.1:5000"))
+    done = client.post(
+        "/reset-password?redirect_uri=https://symbols.example/cb&state=r1",
+        data={"csrf_token": csrf_token(client, "/reset-password"), "new_password": NEW})
+    assert b"/login?redirect_uri=https://symbols.example/cb&amp;state=r1" in done.data
+
+
+def test_a_weak_new_password_is_shown_on_the_field(client, user, mailbox):
+    client.get(reset_link(client, mailbox, user.email).removeprefix("http://127.0.0.1:5000"))
+    response = submit(client, "/reset-password", {"new_password": "password1"})
+    assert response.status_code == 422 and b'id="new_password-error"' in response.data
+
+
+def test_a_used_link_is_a_clear_error_page(client, user, mailbox):
+    link = reset_link(client, mailbox, user.email).removeprefix("http://127.0.0.1:5000")
+    client.get(link)
+    submit(client, "/reset-password", {"new_password": NEW})
+    again = client.get(client.get(link).headers["Location"])
+    assert again.status_code == 400 and b"Ask for a new one" in again.data
+
+
+# The account page -----------------------------------------------------------------------------
+
+def test_the_account_page_needs_a_signed_in_browser(client):
+    assert client.get("/account").headers["Location"] == "/login"
+
+
+def test_the_account_page_shows_the_person_and_their_devices(app, signed_in, user):
+    second_device(app, user)
+    page = signed_in.get("/account").text
+    assert user.email in page and "not confirmed" in page and "free" in page
+    assert len(re.findall(r'action="/account/sessions/[0-9a-f-]{36}/end"', page)) == 2
+    assert "this browser" in page
+
+
+def session_of(browser):
+    with browser.session_transaction() as cookie:
+        return cookie["_user_id"]
+
+
+def test_signing_out_another_device(app, signed_in, user):
+    other = second_device(app, user)
+    post_action(signed_in, f"/account/sessions/{session_of(other)}/end")
+    assert other.get("/account").status_code == 302
+    assert signed_in.get("/account").status_code == 200
+
+
+def test_signing_out_every_other_device(app, signed_in, user):
+    others = [second_device(app, user) for _ in range(2)]
+    post_action(signed_in, "/account/sessions/end-others")
+    assert [o.get("/account").status_code for o in others] == [302, 302]
+    assert signed_in.get("/account").status_code == 200
+
+
+def test_a_session_of_someone_else_cannot_be_ended(app, signed_in, make_user):
+    stranger = make_user("stranger@example.com")
+    stranger_browser = second_device(app, stranger)
+    response = post_action(signed_in, f"/account/sessions/{session_of(stranger_browser)}/end")
+    assert response.status_code == 404
+    assert stranger_browser.get("/account").status_code == 200
+
+
+def test_changing_the_password_signs_out_the_other_devices(app, signed_in, user, mailbox):
+    other = second_device(app, user)
+    response = submit(signed_in, "/account/password",
+                      {"current_password": PASSWORD, "new_password": NEW}, token_from="/account")
+    assert response.headers["Location"] == "/account"
+    assert other.get("/account").status_code == 302
+    assert signed_in.get("/account").status_code == 200
+    assert mailbox.to(user.email)[-1]["Subject"] == "Your password was changed"
+
+
+def test_changing_the_password_needs_the_current_one(signed_in):
+    response = submit(signed_in, "/account/password",
+                      {"current_password": "not it at all", "new_password": NEW},
+                      token_from="/account")
+    assert response.status_code == 401 and b"current password is not right" in response.data
+
+
+def test_linked_providers_can_be_unlinked_while_a_password_remains(app, signed_in, user):
+    with app.app_context():
+        from app.extensions import db
+        from app.models import User
+        identities.link(db.session.get(User, user.id),
+                        Profile("github", "77", user.email, True, "Ada"), ClientInfo())
+    assert "Unlink" in signed_in.get("/account").text
+    post_action(signed_in, "/account/unlink/github")
+    page = signed_in.get("/account").text
+    assert "GitHub is no longer linked." in page and "Unlink" not in page
+
+
+def test_linking_starts_at_the_provider_in_link_mode(signed_in, user):
+    with signed_in:
+        response = post_action(signed_in, "/account/link/github")
+        assert response.status_code == 302
+        from flask import session
+        pending = next(iter(session["svc_oauth"].values()))
+    assert pending["mode"] == "link" and pending["user_id"] == user.id
+
+
+def test_resending_the_confirmation_from_the_account(signed_in, user, mailbox):
+    post_action(signed_in, "/account/confirm-email")
+    assert mailbox.last_link(user.email, "/confirm-email")
+
+
+@pytest.mark.parametrize("path", ["/account/password", "/account/sessions/end-others",
+                                  "/account/unlink/github", "/account/link/github"])
+def test_account_actions_need_the_csrf_token(signed_in, path):
+    assert signed_in.post(path, data={}).status_code == 400

@@ -24,6 +24,7 @@ run: migrate
 	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 1 --access-logfile - wsgi:app
 
 test: install
+	scripts/install-test-tools
 	$(BIN)/python -m pytest
 
 lint: install

@@ -16,6 +16,9 @@ from app import create_app
 from app.domain import accounts
 from app.extensions import db
 
+# Throwaway PostgreSQL and Redis servers, started on first use by the tests that need them.
+pytest_plugins = ["tests.infra.postgres", "tests.infra.redis"]
+
 PASSWORD = "correct horse battery staple"
 
 

@@ -23,9 +23,13 @@ migrate: install
 run: migrate
 	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 1 --access-logfile - wsgi:app
 
+# Everything on SQLite, then every app-factory test again on a throwaway PostgreSQL.
+POSTGRES_SUITE := tests/api tests/oauth tests/recovery tests/pages tests/domain tests/test_*.py
+
 test: install
 	scripts/install-test-tools
 	$(BIN)/python -m pytest
+	SVC_TEST_DATABASE=postgresql $(BIN)/python -m pytest -q $(POSTGRES_SUITE)
 
 lint: install
 	$(BIN)/ruff check app tests bench

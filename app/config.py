@@ -30,6 +30,9 @@ DEFAULTS: dict[str, Any] = {
     "MAIL_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
     "REDIS_URL": None,
+    # With Redis: how long an instance may answer "is this session live" from its own cache.
+    # Revocations are seen at once; a plan or name change within this many seconds.
+    "SESSION_CACHE_SECONDS": 5.0,
     "TRUSTED_PROXIES": 0,
     # Tokens
     "JWT_ALG": "ES256",

@@ -3,6 +3,7 @@ and an outbox that keeps mail in memory."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -47,11 +48,21 @@ def settings() -> dict[str, Any]:
 
 
 @pytest.fixture
-def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any]) -> Iterator[Flask]:
+def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """SQLite by default; a fresh PostgreSQL database when SVC_TEST_DATABASE=postgresql
+    (`make test` runs the suite both ways)."""
+    if os.environ.get("SVC_TEST_DATABASE") == "postgresql":
+        return str(request.getfixturevalue("fresh_postgres_url"))
+    # A file, not :memory:, so that the outbox's thread gets a connection of its own.
+    return f"sqlite:///{tmp_path}/test.db"
+
+
+@pytest.fixture
+def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any],
+        database_url: str) -> Iterator[Flask]:
     app = create_app({
         "INSTANCE_PATH": str(tmp_path / "instance"),
-        # A file, not :memory:, so that the outbox's thread gets a connection of its own.
-        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/test.db",
+        "SQLALCHEMY_DATABASE_URI": database_url,
         "MAIL_URL": "memory://", "MAIL_RETRY_DELAY": 0.01,
         "SECRET_KEY": "test",
         "CLOCK": clock,

@@ -8,9 +8,11 @@ from app import create_app
 from app.extensions import db
 
 
-def test_upgrade_builds_exactly_the_models_schema_and_downgrade_removes_it(tmp_path):
+def test_upgrade_builds_exactly_the_models_schema_and_downgrade_removes_it(tmp_path,
+                                                                         database_url):
+    """On SQLite, and on PostgreSQL when the suite runs there."""
     app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
-                      "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/migrated.db"})
+                      "SQLALCHEMY_DATABASE_URI": database_url})
     with app.app_context():
         upgrade()
         with db.engine.connect() as connection:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from flask import request
 
 from app.domain.errors import InvalidToken, MissingToken
-from app.domain.sessions import authenticate_bearer
-from app.models import AuthSession
+from app.domain.sessions import Bearer, authenticate_bearer
 
 
 def bearer_token() -> str:
@@ -20,6 +19,6 @@ def bearer_token() -> str:
     return token
 
 
-def current_session() -> tuple[AuthSession, int]:
-    """The live session behind the request's access token, and the token's expiry."""
+def current_bearer() -> Bearer:
+    """The live session and account behind the request's access token."""
     return authenticate_bearer(bearer_token())

@@ -8,6 +8,7 @@ from flask import Response, jsonify, request
 
 from app.api.ratelimits import client_ip
 from app.domain.audit import ClientInfo
+from app.domain.directory import Account
 from app.domain.sessions import IssuedTokens
 from app.models import User
 
@@ -19,6 +20,13 @@ def client_info() -> ClientInfo:
 def user_json(user: User) -> dict[str, Any]:
     return {"id": user.id, "email": user.email, "full_name": user.full_name, "plan": user.plan,
             "email_verified": user.email_verified}
+
+
+def account_json(account: Account) -> dict[str, Any]:
+    """The user as a bearer call sees it, with the providers linked to the account."""
+    return {"id": account.id, "email": account.email, "full_name": account.full_name,
+            "plan": account.plan, "email_verified": account.email_verified,
+            "providers": list(account.providers)}
 
 
 def token_fields(issued: IssuedTokens) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from app.api import ratelimits
-from app.api.bearer import current_session
+from app.api.bearer import current_bearer
 from app.api.problems import register_api_errors
 from app.api.schemas import (
     EmailBody,
@@ -16,7 +16,7 @@ from app.api.schemas import (
     SignupBody,
     parse_body,
 )
-from app.api.shaping import client_info, login_json, no_store, user_json
+from app.api.shaping import account_json, client_info, login_json, no_store
 from app.domain import accounts, handoff, identities, recovery, sessions
 from app.domain.errors import InvalidBody
 
@@ -42,10 +42,9 @@ def login() -> Response:
 
 @bp.get("/auth/verify")
 def verify() -> Response:
-    session, expires_at = current_session()
-    user = {**user_json(session.user), "providers": identities.providers_of(session.user_id)}
-    return no_store({"valid": True, "user": user, "session_id": session.id,
-                     "expires_at": expires_at})
+    bearer = current_bearer()
+    return no_store({"valid": True, "user": account_json(bearer.account),
+                     "session_id": bearer.session_id, "expires_at": bearer.expires_at})
 
 
 @bp.post("/auth/refresh")
@@ -57,14 +56,14 @@ def refresh() -> Response:
 
 @bp.post("/auth/logout")
 def logout() -> tuple[str, int]:
-    session, _ = current_session()
+    bearer = current_bearer()
     untrusted_scope = request.args.get("scope", "local")
     try:
         scope = sessions.LogoutScope(untrusted_scope)
     except ValueError:
         raise InvalidBody(errors=[{"pointer": "#/query/scope",
                                    "detail": "scope must be local, others or global."}]) from None
-    sessions.log_out(session, scope, client_info())
+    sessions.log_out(bearer.session_id, bearer.account.id, scope, client_info())
     return "", 204
 
 
@@ -79,8 +78,7 @@ def exchange_code() -> Response:
 
 @bp.delete("/auth/providers/<provider>")
 def unlink_provider(provider: str) -> tuple[str, int]:
-    session, _ = current_session()
-    identities.unlink(session.user, provider, client_info())
+    identities.unlink(current_bearer().account.id, provider, client_info())
     return "", 204
 
 

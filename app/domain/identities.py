@@ -94,8 +94,11 @@ def providers_of(user_id: str) -> list[str]:
 
 
 @writes
-def unlink(user: User, provider: str, client: ClientInfo) -> None:
+def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
     """Remove a linked provider, unless it is the account's last way to sign in."""
+    user = db.session.get(User, user_id)
+    if user is None:
+        raise NotFound()
     identity = db.session.scalars(select(Identity).where(
         Identity.user_id == user.id, Identity.provider == provider)).first()
     if identity is None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import current_app
 
+from app.domain.directory import SessionDirectory
 from app.domain.keys import Keyring
 from app.domain.passwords import Hasher
 from app.domain.tokens import AccessTokens
@@ -17,6 +18,7 @@ from app.domain.tokens import AccessTokens
 class Services:
     hasher: Hasher
     access_tokens: AccessTokens
+    directory: SessionDirectory
 
     @classmethod
     def from_config(cls, config: dict[str, Any], instance_path: str) -> Services:
@@ -30,6 +32,12 @@ class Services:
             access_tokens=AccessTokens(
                 keyring, issuer=config["PUBLIC_URL"], audience=config["JWT_AUDIENCE"],
                 ttl=int(config["ACCESS_TOKEN_TTL"]), leeway=int(config["JWT_LEEWAY"]),
+            ),
+            directory=SessionDirectory(
+                config["REDIS_URL"],
+                # A revoked session's access tokens live at most this long.
+                revoked_ttl=int(config["ACCESS_TOKEN_TTL"]) + int(config["JWT_LEEWAY"]),
+                cache_seconds=float(config["SESSION_CACHE_SECONDS"]),
             ),
         )
 

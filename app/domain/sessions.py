@@ -13,6 +13,7 @@ from app.database import writes
 from app.domain import audit, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
+from app.domain.directory import Account, note_revoked
 from app.domain.errors import InvalidRefreshToken, SessionRevoked
 from app.domain.services import services
 from app.extensions import db
@@ -167,41 +168,64 @@ def _is_live(session: AuthSession, at: datetime) -> bool:
             and session.user.disabled_at is None)
 
 
-def authenticate_bearer(token: str) -> tuple[AuthSession, int]:
-    """The live session behind an access token, and the token's expiry; raises a BearerError."""
-    claims = services().access_tokens.verify(token, now())
-    session = db.session.get(AuthSession, claims.session_id)
-    if session is None or session.user_id != claims.user_id or not _is_live(session, now()):
+@dataclass(frozen=True)
+class Bearer:
+    """Who is calling with an access token: their live session and account."""
+
+    session_id: str
+    expires_at: int
+    account: Account
+
+
+def authenticate_bearer(token: str) -> Bearer:
+    """The live session behind an access token; raises a BearerError.
+
+    The token's signature is checked once and its claims cached (domain/tokens.py); whether the
+    session still lives is asked every time (domain/directory.py).
+    """
+    at = now()
+    claims = services().access_tokens.verify(token, at)
+    account = services().directory.live_account(claims.session_id, claims.user_id, at)
+    if account is None:
         raise SessionRevoked()
-    return session, claims.expires_at
+    return Bearer(claims.session_id, claims.expires_at, account)
 
 
 def revoke(session: AuthSession, reason: str, at: datetime | None = None) -> None:
+    """Revoke a loaded session. The caller commits."""
     if session.revoked_at is None:
         session.revoked_at, session.revoke_reason = at or now(), reason
+        note_revoked([session.id])
 
 
-def revoke_all(user_id: str, reason: str, *, except_session: str | None = None) -> int:
-    """Revoke every live session of a user (but one, if named). The caller commits."""
+def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
+               only_session: str | None = None) -> int:
+    """Revoke every live session of a user (but one, or only one, if named). The caller
+    commits."""
     statement = (
         update(AuthSession)
         .where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
         .values(revoked_at=now(), revoke_reason=reason)
-        .execution_options(synchronize_session="fetch")
+        .returning(AuthSession.id)
     )
     if except_session is not None:
         statement = statement.where(AuthSession.id != except_session)
-    return db.session.execute(statement).rowcount
+    if only_session is not None:
+        statement = statement.where(AuthSession.id == only_session)
+    revoked = list(db.session.scalars(statement))
+    note_revoked(revoked)
+    return len(revoked)
 
 
 @writes
-def log_out(session: AuthSession, scope: LogoutScope, client: ClientInfo) -> None:
+def log_out(session_id: str, user_id: str, scope: LogoutScope, client: ClientInfo) -> None:
+    """End this session (local), every other one (others) or all of the user's (global)."""
     if scope is LogoutScope.LOCAL:
-        revoke(session, "logout", now())
+        revoke_all(user_id, "logout", only_session=session_id)
     else:
-        revoke_all(session.user_id, "logout",
-                   except_session=session.id if scope is LogoutScope.OTHERS else None)
-    audit.record(f"logout_{scope.value}", client, user_id=session.user_id, session_id=session.id)
+        revoke_all(user_id, "logout",
+                   except_session=session_id if scope is LogoutScope.OTHERS else None)
+    audit.record(f"logout_{scope.value}", client, user_id=user_id, session_id=session_id)
     db.session.commit()
 
 

@@ -87,7 +87,7 @@ def link_provider(provider: str) -> Response:
 @login_required
 def unlink_provider(provider: str) -> Response:
     try:
-        identities.unlink(_signed_in().user, provider, client_info())
+        identities.unlink(_signed_in().user.id, provider, client_info())
     except AuthError as error:
         flash(error.detail)
     else:
@@ -105,7 +105,7 @@ def end_session(session_id: str) -> Response:
     if target.id == signed_in.auth_session.id:
         browser.sign_out()
         return redirect(url_for(".login_form"))
-    sessions.log_out(target, sessions.LogoutScope.LOCAL, client_info())
+    sessions.log_out(target.id, target.user_id, sessions.LogoutScope.LOCAL, client_info())
     flash("That device is signed out.")
     return redirect(url_for(".account"))
 
@@ -114,6 +114,7 @@ def end_session(session_id: str) -> Response:
 @login_required
 def end_other_sessions() -> Response:
     signed_in = _signed_in()
-    sessions.log_out(signed_in.auth_session, sessions.LogoutScope.OTHERS, client_info())
+    sessions.log_out(signed_in.auth_session.id, signed_in.user.id, sessions.LogoutScope.OTHERS,
+                     client_info())
     flash("Every other device is signed out.")
     return redirect(url_for(".account"))

@@ -54,7 +54,8 @@ def sign_in(user: User, provider: str) -> BrowserUser:
 def sign_out() -> None:
     signed_in = current()
     if signed_in is not None:
-        sessions.log_out(signed_in.auth_session, sessions.LogoutScope.LOCAL, client_info())
+        sessions.log_out(signed_in.auth_session.id, signed_in.user.id, sessions.LogoutScope.LOCAL,
+                         client_info())
     logout_user()
     session.clear()
 

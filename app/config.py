@@ -97,7 +97,9 @@ def _derive(app: Flask) -> None:
     config = app.config
     config["PUBLIC_URL"] = str(config["PUBLIC_URL"]).rstrip("/")
     config.setdefault("SQLALCHEMY_DATABASE_URI", config["DATABASE_URL"] or _default_database(app))
-    config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
+    # Test each pooled connection before use, so the service recovers by itself once a
+    # database that went away is back.
+    config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
     config["RATELIMIT_STORAGE_URI"] = config["REDIS_URL"] or "memory://"
     config["RATELIMIT_HEADERS_ENABLED"] = False  # 429s carry Retry-After from our own handler
     config["RATELIMIT_SWALLOW_ERRORS"] = not config["RATELIMIT_FAIL_CLOSED"]

@@ -9,6 +9,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 from flask_limiter.errors import RateLimitExceeded
+from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
@@ -75,8 +76,10 @@ def http_error(error: HTTPException) -> Response:
     return problem(status, _HTTP_CODES.get(status, "http_error"), detail, headers=headers)
 
 
-def _database_unavailable(_error: OperationalError) -> Response:
-    log.error("database unavailable", exc_info=True)
+def _dependency_unavailable(error: Exception) -> Response:
+    """The database, or Redis when rate limits fail closed, does not answer."""
+    log.error("%s unavailable: %s", "redis" if isinstance(error, RedisError) else "database",
+              type(error).__name__)
     return problem(503, "service_unavailable", "The service is unavailable. Try again shortly.",
                    headers={"Retry-After": "5"})
 
@@ -90,5 +93,6 @@ def register_api_errors(blueprint: Blueprint) -> None:
     blueprint.register_error_handler(AuthError, _auth_error)
     blueprint.register_error_handler(RateLimitExceeded, _rate_limited)
     blueprint.register_error_handler(HTTPException, http_error)
-    blueprint.register_error_handler(OperationalError, _database_unavailable)
+    blueprint.register_error_handler(OperationalError, _dependency_unavailable)
+    blueprint.register_error_handler(RedisError, _dependency_unavailable)
     blueprint.register_error_handler(Exception, _unexpected)

@@ -12,6 +12,7 @@ import time
 from flask import Blueprint, render_template, request
 from flask_limiter.errors import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
+from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
@@ -65,8 +66,10 @@ def _csrf_failed(_error: CSRFError) -> tuple[str, int, dict[str, str]]:
 
 
 @bp.errorhandler(OperationalError)
-def _database_unavailable(_error: OperationalError) -> tuple[str, int, dict[str, str]]:
-    log.error("database unavailable", exc_info=True)
+@bp.errorhandler(RedisError)
+def _dependency_unavailable(error: Exception) -> tuple[str, int, dict[str, str]]:
+    log.error("%s unavailable: %s", "redis" if isinstance(error, RedisError) else "database",
+              type(error).__name__)
     return error_page(503, retry_after=5)
 
 

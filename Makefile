@@ -21,7 +21,7 @@ migrate: install
 	$(BIN)/flask --app wsgi db upgrade
 
 run: migrate
-	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 1 --access-logfile - wsgi:app
+	$(BIN)/gunicorn -c gunicorn.conf.py --bind $(HOST):$(PORT) --workers 1 wsgi:app
 
 # Everything on SQLite, then every app-factory test again on a throwaway PostgreSQL.
 POSTGRES_SUITE := tests/api tests/oauth tests/recovery tests/pages tests/domain tests/test_*.py

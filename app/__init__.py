@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app import config, database  # noqa: F401  (database: engine settings on import)
+from app import config, database, observability  # noqa: F401  (database: engine settings)
 from app.domain.mail import build_outbox
 from app.domain.providers import register_providers
 from app.domain.services import Services
@@ -26,7 +25,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                 static_folder=str(ROOT / "static"), instance_path=instance_path,
                 instance_relative_config=True)
     config.load(app, test_config)
-    logging.getLogger("svc_auth").setLevel(logging.INFO)
+    observability.init_app(app)
 
     proxies = int(app.config["TRUSTED_PROXIES"])
     if proxies:

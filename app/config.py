@@ -72,6 +72,9 @@ DEFAULTS: dict[str, Any] = {
     "GITHUB_TOKEN_URL": "https://github.com/login/oauth/access_token",
     "GITHUB_API_URL": "https://api.github.com/",
     "PROVIDER_TIMEOUT": 10,
+    # Operations
+    "LOG_FORMAT": None,  # "json" or "text"; None: json in production, text otherwise
+    "METRICS_TOKEN": None,  # unset: no /metrics
     # Requests
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "CLOCK": system_clock,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, jsonify
+from redis import RedisError
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -41,12 +42,42 @@ def issuer_metadata() -> Response:
     }), 3600)
 
 
-@bp.get("/health")
-def health() -> Response | tuple[Response, int]:
+def _database_ok() -> bool:
     try:
         db.session.execute(text("SELECT 1"))
     except SQLAlchemyError:
+        return False
+    return True
+
+
+def _redis_state() -> str:
+    redis = services().directory.redis
+    if redis is None:
+        return "not configured"
+    try:
+        redis.ping()
+    except RedisError:
+        return "unreachable"
+    return "ok"
+
+
+@bp.get("/health")
+def health() -> Response:
+    """Liveness, and (as DESIGN section 4 asks) 503 when the database is unreachable."""
+    if not _database_ok():
         return problem(503, "service_unavailable", "The database is unreachable.")
     response = jsonify({"status": "ok"})
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/health/ready")
+def ready() -> Response:
+    """Readiness for a load balancer: the database and, when configured, Redis answer."""
+    database, redis = ("ok" if _database_ok() else "unreachable"), _redis_state()
+    if "unreachable" in (database, redis):
+        return problem(503, "service_unavailable", "A dependency is unreachable.",
+                       database=database, redis=redis)
+    response = jsonify({"status": "ok", "database": database, "redis": redis})
     response.headers["Cache-Control"] = "no-store"
     return response

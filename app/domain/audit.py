@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from app.domain.clock import now
 from app.extensions import db
 from app.models import AuditEvent
+from app.observability import count_event
 
 log = logging.getLogger("svc_auth.audit")
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
@@ -33,3 +34,4 @@ def record(event: str, client: ClientInfo, *, user_id: str | None = None,
     db.session.add(AuditEvent(at=now(), event=event, user_id=user_id, session_id=session_id,
                               ip=client.ip, user_agent=client.user_agent))
     log.info("event=%s user=%s session=%s ip=%s", event, user_id, session_id, client.ip)
+    count_event(event)

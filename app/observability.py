@@ -1,0 +1,131 @@
+"""Request ids, structured logs and Prometheus metrics.
+
+- Every request gets an id (a well-formed incoming X-Request-Id is kept, so a proxy's id flows
+  through), returned in X-Request-Id and attached to every log line written while handling it.
+- SVC_LOG_FORMAT=json writes one JSON object per line (the default in production).
+- GET /metrics serves Prometheus metrics when SVC_METRICS_TOKEN is set, to callers that send it
+  as a bearer token; without the setting the endpoint does not exist (404). Under gunicorn the
+  workers' metrics are merged through PROMETHEUS_MULTIPROC_DIR (gunicorn.conf.py sets it up).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import re
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, Flask, Response, current_app, g, has_request_context, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from werkzeug.exceptions import NotFound
+
+_INCOMING_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+
+REQUESTS = Histogram(
+    "svc_auth_request_seconds", "Time to answer a request, by endpoint and status.",
+    ["endpoint", "method", "status"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+EVENTS = Counter("svc_auth_events", "Security events (logins, failures, refreshes, reuse...).",
+                 ["event"])
+RATE_LIMITED = Counter("svc_auth_rate_limited", "Requests refused with 429, by endpoint.",
+                       ["endpoint"])
+
+bp = Blueprint("observability", __name__)
+
+
+def count_event(event: str) -> None:
+    EVENTS.labels(event=event).inc()
+
+
+# Request ids and timing ------------------------------------------------------------------------
+
+def _start_request() -> None:
+    incoming = request.headers.get("X-Request-Id", "")
+    g.request_id = incoming if _INCOMING_ID.match(incoming) else uuid.uuid4().hex
+    g.request_started = time.perf_counter()
+
+
+def _finish_request(response: Response) -> Response:
+    response.headers["X-Request-Id"] = g.get("request_id", "")
+    endpoint = request.endpoint or "unrouted"
+    started = g.get("request_started")
+    if started is not None:
+        REQUESTS.labels(endpoint, request.method, str(response.status_code)).observe(
+            time.perf_counter() - started)
+    if response.status_code == 429:
+        RATE_LIMITED.labels(endpoint).inc()
+    return response
+
+
+# Logs ------------------------------------------------------------------------------------------
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = g.get("request_id", "-") if has_request_context() else "-"
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname, "logger": record.name, "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", "-"),
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=True)
+
+
+def configure_logging(app: Flask) -> None:
+    """One handler on the service's loggers, whatever how many apps a process creates."""
+    logger = logging.getLogger("svc_auth")
+    logger.setLevel(logging.INFO)
+    fmt = app.config["LOG_FORMAT"] or ("json" if app.config["ENV"] == "production" else "text")
+    formatter: logging.Formatter = JsonFormatter() if fmt == "json" else logging.Formatter(
+        "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+    handler = next((h for h in logger.handlers if getattr(h, "svc_auth", False)), None)
+    if handler is None:
+        handler = logging.StreamHandler()
+        handler.svc_auth = True  # type: ignore[attr-defined]
+        handler.addFilter(RequestIdFilter())
+        logger.addHandler(handler)
+    handler.setFormatter(formatter)
+    for name in ("flask-limiter",):  # libraries whose warnings belong in the same stream
+        logging.getLogger(name).addHandler(handler)
+
+
+# /metrics --------------------------------------------------------------------------------------
+
+@bp.get("/metrics")
+def metrics() -> Response:
+    token = current_app.config["METRICS_TOKEN"]
+    supplied = request.headers.get("Authorization", "").removeprefix("Bearer ").encode()
+    if not token or not hmac.compare_digest(supplied, str(token).encode()):
+        raise NotFound()  # the endpoint does not exist for anyone without the token
+    registry: CollectorRegistry | None = None
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    payload = generate_latest(registry) if registry else generate_latest()
+    return Response(payload, mimetype=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
+
+
+def init_app(app: Flask) -> None:
+    configure_logging(app)
+    app.before_request(_start_request)
+    app.after_request(_finish_request)
+    app.register_blueprint(bp)

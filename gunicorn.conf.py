@@ -1,0 +1,48 @@
+"""gunicorn settings for svc-auth: `gunicorn -c gunicorn.conf.py wsgi:app`.
+
+Every value can be overridden on the command line or through GUNICORN_CMD_ARGS.
+"""
+
+import multiprocessing
+import os
+import shutil
+import tempfile
+
+bind = os.environ.get("SVC_BIND", "127.0.0.1:5000")
+# Sync workers (PERFORMANCE.md: steadier than gthread here). Password hashing is CPU-bound,
+# database calls are short: a little more than one worker per core.
+workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() + 1))
+worker_class = "sync"
+timeout = 30            # a request that takes longer is a stuck worker: restart it
+graceful_timeout = 30
+keepalive = 5
+max_requests = 10_000   # recycle workers now and then, staggered, to bound memory
+max_requests_jitter = 1_000
+# gunicorn's control socket lives at one path per user: two instances on one machine would
+# fight over it, and nothing here uses it.
+control_socket_disable = True
+
+# The access log names the path without its query string (where codes, states and reset
+# tokens travel) and the request id that the app's own log lines carry.
+accesslog = "-"
+access_log_format = (
+    '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms req=%({x-request-id}o)s ua="%(a)s"'
+)
+errorlog = "-"
+
+# Prometheus: each worker writes its metrics to files here; /metrics merges them.
+if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="svc-auth-metrics-")
+_metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+
+
+def on_starting(server):  # noqa: ARG001
+    # Metrics of a previous run must not be added to this one's.
+    shutil.rmtree(_metrics_dir, ignore_errors=True)
+    os.makedirs(_metrics_dir, exist_ok=True)
+
+
+def child_exit(server, worker):  # noqa: ARG001
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

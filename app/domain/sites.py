@@ -54,7 +54,7 @@ def callback_redirect_uri(untrusted_name: str | None) -> str:
     """v1's `callback=<site>`: the named site's first redirect URI, or UnknownCallback."""
     site = all_sites().get(untrusted_name or "")
     if site is None or not site.redirect_uris:
-        raise UnknownCallback(f"callback={untrusted_name!r} is not a registered client site."
+        raise UnknownCallback(f"“{untrusted_name[:64]}” is not a registered client site."
                               if untrusted_name else None)
     return site.redirect_uris[0]
 

@@ -16,7 +16,7 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.domain.errors import AuthError
+from app.domain.errors import AuthError, InvalidResetToken
 from app.domain.providers import DISPLAY_NAMES
 from app.extensions import limiter
 from app.pages.devices import describe
@@ -32,7 +32,7 @@ ERROR_TEXT = {
     404: ("There is nothing here", "Check the address, or start again from the site you came "
                                    "from."),
     405: ("There is nothing here", "Check the address."),
-    429: ("Too many attempts", "Wait a little, then try again."),
+    429: ("Slow down a little", "Wait a little, then try again."),
     500: ("Something went wrong on our side", "Try again in a moment."),
     503: ("We are briefly unavailable", "Try again in a moment."),
 }
@@ -48,6 +48,8 @@ def error_page(status: int, detail: str | None = None, *,
 
 @bp.errorhandler(AuthError)
 def _auth_error(error: AuthError) -> tuple[str, int]:
+    if isinstance(error, InvalidResetToken):
+        return render_template("errors/reset_link.html", error=error), error.status
     return render_template("errors/auth_error.html", error=error), error.status
 
 

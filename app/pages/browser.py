@@ -42,6 +42,10 @@ def current() -> BrowserUser | None:
 def sign_in(user: User, provider: str) -> BrowserUser:
     """Sign this browser in as `user`. Whatever the cookie held before is dropped first, so a
     session planted before sign-in is worth nothing after it (session fixation)."""
+    previous = current()
+    if previous is not None:  # signing in again: the session this cookie held ends
+        sessions.log_out(previous.auth_session.id, previous.user.id, sessions.LogoutScope.LOCAL,
+                         client_info())
     auth_session = sessions.open_session(user, provider, client_info())
     db.session.commit()
     session.clear()

@@ -52,7 +52,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 def _register_blueprints(app: Flask) -> None:
     from app import pages
-    from app.api import cors, oauth, v1, v2, wellknown
+    from app.api import cors, oauth, openapi, v1, v2, wellknown
     from app.api.converters import ProviderConverter
 
     app.url_map.converters["provider"] = ProviderConverter
@@ -61,7 +61,8 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(v2.bp)
     app.register_blueprint(wellknown.bp)
     app.register_blueprint(pages.bp)
-    for api in (oauth.bp, v1.bp, v2.bp, wellknown.bp):
+    app.register_blueprint(openapi.bp)
+    for api in (oauth.bp, v1.bp, v2.bp, wellknown.bp, openapi.bp):
         csrf.exempt(api)  # bearer tokens and JSON bodies, no cookies: nothing to forge
     # 404 and 405 come before any blueprint is chosen: answer them by path.
     app.register_error_handler(404, _unrouted)

@@ -1,0 +1,214 @@
+"""The OpenAPI 3.1 document of the JSON API, and the reference page rendered from it.
+
+Request bodies come from the very models that validate them (app/api/schemas.py), responses
+from app/api/documents.py; the operations are listed once, below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, render_template
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from app.api import documents as out
+from app.api import schemas as body
+
+REF = "#/components/schemas/{model}"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    where: str = "query"
+    required: bool = False
+    description: str = ""
+    schema: dict[str, Any] = field(default_factory=lambda: {"type": "string"})
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    tag: str
+    responses: dict[int, type[BaseModel] | str | None]  # a model, "redirect", or no body
+    body: type[BaseModel] | None = None
+    bearer: bool = False
+    params: tuple[Param, ...] = ()
+    links: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+PROVIDER = Param("provider", "path", True, "`google` or `github`",
+                 {"type": "string", "enum": ["google", "github"]})
+TARGET = (
+    Param("state", description="The client site's own state, returned as it was."),
+    Param("code_challenge", description="PKCE S256 challenge (43 base64url characters)."),
+    Param("code_challenge_method", description="`S256` when a challenge is sent.",
+          schema={"type": "string", "enum": ["S256"]}),
+)
+FROM_TOKENS = {  # after a response with tokens: refresh with its refresh token
+    "RefreshWithToken": {"operationId": "refresh",
+                         "requestBody": {"refresh_token": "$response.body#/refresh_token"}},
+}
+
+OPERATIONS = (
+    Operation("post", "/api/v2/auth/signup", "signup", "Create an account and sign in", "v2",
+              {201: out.LoginResponse, 409: out.Problem}, body=body.SignupBody,
+              links={201: {**FROM_TOKENS, "LoginAfterSignup": {
+                  "operationId": "login", "requestBody": {
+                      "email": "$request.body#/email", "password": "$request.body#/password"}}}}),
+    Operation("post", "/api/v2/auth/login", "login", "Sign in with email and password", "v2",
+              {200: out.LoginResponse, 401: out.Problem, 403: out.Problem}, body=body.LoginBody,
+              links={200: FROM_TOKENS}),
+    Operation("get", "/api/v2/auth/verify", "verify", "Check an access token", "v2",
+              {200: out.VerifyResponse}, bearer=True),
+    Operation("post", "/api/v2/auth/refresh", "refresh", "Rotate a refresh token", "v2",
+              {200: out.LoginResponse, 401: out.Problem}, body=body.RefreshBody,
+              links={200: FROM_TOKENS}),
+    Operation("post", "/api/v2/auth/logout", "logout", "End sessions", "v2", {204: None},
+              bearer=True, params=(Param("scope", description="Which sessions end.", schema={
+                  "type": "string", "enum": ["local", "others", "global"],
+                  "default": "local"}),)),
+    Operation("get", "/api/v2/auth/{provider}", "startProviderSignIn",
+              "Start signing in with a provider", "v2",
+              {302: "redirect", 400: out.Problem, 404: out.Problem},
+              params=(PROVIDER, Param("redirect_uri", required=True,
+                                      description="A redirect URI registered by a client site."),
+                      *TARGET)),
+    Operation("get", "/api/v2/auth/{provider}/callback", "providerCallback",
+              "Where the provider sends the browser back", "v2",
+              {302: "redirect", 400: out.Problem, 404: out.Problem},
+              params=(PROVIDER, Param("state", required=True), Param("code"), Param("error"))),
+    Operation("post", "/api/v2/auth/exchange-code", "exchangeCode",
+              "Trade a one-time handoff code for tokens", "v2",
+              {200: out.LoginResponse, 401: out.Problem}, body=body.ExchangeCodeBody,
+              links={200: FROM_TOKENS}),
+    Operation("post", "/api/v2/auth/forgot-password", "forgotPassword",
+              "Mail a password-reset link", "v2", {202: out.Detail}, body=body.EmailBody),
+    Operation("post", "/api/v2/auth/reset-password", "resetPassword",
+              "Set a new password with a reset token", "v2",
+              {200: out.Detail, 400: out.Problem}, body=body.ResetPasswordBody),
+    Operation("post", "/api/v2/auth/resend-confirmation", "resendConfirmation",
+              "Mail a new email-confirmation link", "v2", {202: out.Detail}, body=body.EmailBody),
+    Operation("delete", "/api/v2/auth/providers/{provider}", "unlinkProvider",
+              "Unlink a sign-in provider", "v2", {204: None, 404: out.Problem, 409: out.Problem},
+              bearer=True, params=(PROVIDER,)),
+    Operation("post", "/api/v1/auth/login", "loginV1", "Sign in (v1 shape)", "v1",
+              {200: out.V1LoginResponse, 401: out.Problem, 403: out.Problem},
+              body=body.V1LoginBody, links={200: FROM_TOKENS}),
+    Operation("post", "/api/v1/auth/refresh", "refreshV1", "Rotate a refresh token (v1 shape)",
+              "v1", {200: out.TokenPair, 401: out.Problem}, body=body.RefreshBody),
+    Operation("get", "/api/v1/auth/{provider}/login", "startProviderSignInV1",
+              "Start signing in with a provider, back to a named site", "v1",
+              {302: "redirect", 400: out.Problem, 404: out.Problem},
+              params=(PROVIDER, Param("callback", required=True,
+                                      description="A registered site name, e.g. `symbols`."),
+                      *TARGET)),
+    Operation("get", "/.well-known/jwks.json", "jwks", "The public signing keys", "metadata",
+              {200: out.Jwks}),
+    Operation("get", "/.well-known/openid-configuration", "issuerMetadata",
+              "Issuer metadata", "metadata", {200: out.IssuerMetadata}),
+    Operation("get", "/health", "health", "Liveness (503 when the database is unreachable)",
+              "metadata", {200: out.Health}),
+    Operation("get", "/health/ready", "ready", "Readiness: the database and Redis", "metadata",
+              {200: out.Readiness}),
+)
+
+STATUS_TEXT = {200: "OK", 201: "Created", 202: "Accepted", 204: "No content", 302: "Redirect",
+               400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found",
+               409: "Conflict", 413: "Body over 64 KiB", 422: "Invalid body or parameter",
+               429: "Too many requests", 503: "A dependency is unavailable"}
+
+
+def _media(model: type[BaseModel]) -> dict[str, Any]:
+    kind = "application/problem+json" if model is out.Problem else "application/json"
+    return {kind: {"schema": {"$ref": REF.format(model=model.__name__)}}}
+
+
+def _operation(op: Operation) -> dict[str, Any]:
+    responses: dict[int, type[BaseModel] | str | None] = {**op.responses, 503: out.Problem}
+    if op.body is not None:
+        responses |= {413: out.Problem, 422: out.Problem, 429: out.Problem}
+    if op.bearer:
+        responses |= {401: out.Problem}
+    if any(p.where == "query" and p.schema.get("enum") for p in op.params):
+        responses.setdefault(422, out.Problem)
+    spec: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary,
+                            "tags": [op.tag], "responses": {}}
+    for status, answer in sorted(responses.items()):
+        entry: dict[str, Any] = {"description": STATUS_TEXT[status]}
+        if isinstance(answer, type):
+            entry["content"] = _media(answer)
+        elif answer == "redirect":
+            entry["headers"] = {"Location": {"schema": {"type": "string"}}}
+        if status == 401 and op.bearer:
+            entry["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
+        if status in op.links:
+            entry["links"] = op.links[status]
+        spec["responses"][str(status)] = entry
+    if op.body is not None:
+        spec["requestBody"] = {"required": True, "content": {
+            "application/json": {"schema": {"$ref": REF.format(model=op.body.__name__)}}}}
+    if op.params:
+        spec["parameters"] = [{"name": p.name, "in": p.where, "required": p.required,
+                               "description": p.description, "schema": p.schema}
+                              for p in op.params]
+    spec["security"] = [{"bearer": []}] if op.bearer else []
+    return spec
+
+
+def _schemas() -> dict[str, Any]:
+    requests = {op.body for op in OPERATIONS if op.body is not None}
+    responses = {answer for op in OPERATIONS for answer in op.responses.values()
+                 if isinstance(answer, type)} | {out.Problem}
+    pairs = [(model, "validation") for model in sorted(requests, key=lambda m: m.__name__)]
+    pairs += [(model, "serialization") for model in sorted(responses, key=lambda m: m.__name__)]
+    _, definitions = models_json_schema(pairs, ref_template=REF)
+    return dict(sorted(definitions.get("$defs", {}).items()))
+
+
+@cache
+def _document(public_url: str, brand: str) -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {}
+    for op in OPERATIONS:
+        paths.setdefault(op.path, {})[op.method] = _operation(op)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": f"{brand} account service (svc-auth)", "version": "2",
+                 "description": "Accounts, tokens and sign-in for the client sites. Errors are "
+                                "RFC 9457 problem details with a stable code."},
+        "servers": [{"url": public_url}],
+        "tags": [{"name": "v2", "description": "The main interface"},
+                 {"name": "v1", "description": "What the client sites already call"},
+                 {"name": "metadata", "description": "Keys, issuer and health"}],
+        "paths": paths,
+        "components": {
+            "schemas": _schemas(),
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "bearerFormat": "JWT"}},
+        },
+    }
+
+
+def document() -> dict[str, Any]:
+    return _document(current_app.config["PUBLIC_URL"], current_app.config["BRAND"])
+
+
+bp = Blueprint("openapi", __name__)
+
+
+@bp.get("/api/openapi.json")
+def openapi_json() -> Response:
+    response = jsonify(document())
+    response.headers["Cache-Control"] = "public, max-age=300"
+    return response
+
+
+@bp.get("/api/docs")
+def reference() -> str:
+    return render_template("api_reference.html", doc=document(), ops=OPERATIONS)

@@ -104,3 +104,14 @@ class TestBehindATrustedProxy:
                                 headers={"X-Forwarded-For": f"198.51.100.{i}, 203.0.113.9"})
                     .status_code for i in range(6)]
         assert statuses[-1] == 429
+
+
+def test_cors_preflights_do_not_count(client, user):
+    """Every JSON POST from a browser is preceded by an OPTIONS preflight: it must not cost
+    the person an attempt."""
+    for _ in range(5):
+        preflight = client.options("/api/v2/auth/login", headers={
+            "Origin": "https://symbols.example", "Access-Control-Request-Method": "POST"},
+            environ_base={"REMOTE_ADDR": "10.0.0.1"})
+        assert preflight.status_code == 200
+    assert wrong_login(client).status_code == 401

@@ -104,6 +104,11 @@ def _derive(app: Flask) -> None:
     # database that went away is back.
     config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
     config["RATELIMIT_STORAGE_URI"] = config["REDIS_URL"] or "memory://"
+    # A Redis that accepts connections but never answers must cost half a second, not redis-py's
+    # default 5 s per call, before the limiter falls back to memory.
+    if config["REDIS_URL"]:
+        config.setdefault("RATELIMIT_STORAGE_OPTIONS",
+                          {"socket_timeout": 0.5, "socket_connect_timeout": 0.5})
     config["RATELIMIT_HEADERS_ENABLED"] = False  # 429s carry Retry-After from our own handler
     config["RATELIMIT_SWALLOW_ERRORS"] = not config["RATELIMIT_FAIL_CLOSED"]
     config["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"] = not config["RATELIMIT_FAIL_CLOSED"]

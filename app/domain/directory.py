@@ -25,7 +25,8 @@ from app.models import AuthSession, Identity, User
 
 log = logging.getLogger("svc_auth.sessions")
 
-_PENDING = "svc_revoked_sessions"  # session.info key: ids revoked in the open transaction
+_PENDING = "svc_revoked_sessions"
+REDIS_REST_SECONDS = 5  # session.info key: ids revoked in the open transaction
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class SessionDirectory:
         self.revoked_ttl, self.cache_seconds = revoked_ttl, cache_seconds
         self.cache_size = cache_size
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
+        self._redis_resting_until = 0.0  # after a failure, leave Redis alone for a moment
 
     def live_account(self, session_id: str, user_id: str, at: datetime) -> Account | None:
         revoked = self._known_revoked(session_id)
@@ -95,12 +97,15 @@ class SessionDirectory:
 
     def _known_revoked(self, session_id: str) -> bool | None:
         """True or False from Redis; None without Redis, or when it does not answer."""
-        if self.redis is None:
+        if self.redis is None or time.monotonic() < self._redis_resting_until:
             return None
         try:
             return bool(self.redis.exists(_key(session_id)))
         except RedisError:
-            log.error("redis unavailable: checking the session in the database instead")
+            # A hung Redis costs one timeout, then calls go straight to the database for a while.
+            self._redis_resting_until = time.monotonic() + REDIS_REST_SECONDS
+            log.error("redis unavailable: checking sessions in the database for %ds",
+                      REDIS_REST_SECONDS)
             return None
 
     def publish_revoked(self, session_ids: Iterable[str]) -> None:

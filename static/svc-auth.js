@@ -15,6 +15,9 @@ const REFRESH_LOCK = "svc-auth-refresh";
 const EVENTS = new Set(["signedout", "upgrade"]);
 // A refresh that fails with one of these may work later: keep the tokens, report the 401.
 const TRANSIENT = new Set([408, 425, 429]);
+// How long a tab that waited for another tab's refresh waits for that tab's new tokens to reach
+// its copy of local storage, before it concludes there are none and refreshes itself.
+const STORAGE_SETTLE_MS = 500;
 
 function base64url(bytes) {
   let binary = "";
@@ -228,20 +231,30 @@ export class SvcAuth {
     return response;
   }
 
-  /** End this session at the service (its failure is ignored), clear both tokens, "signedout". */
+  /**
+   * End this session at the service, then clear both tokens and fire "signedout". A failed
+   * logout call is ignored; an expired access token is refreshed once first, so that the
+   * session really ends rather than being merely forgotten here.
+   */
   async signOut() {
     const token = this.accessToken;
-    if (token) {
-      try {
-        await globalThis.fetch(`${this.#baseUrl}/api/v2/auth/logout`, {
-          method: "POST", headers: { Authorization: `Bearer ${token}` },
-          credentials: "omit", cache: "no-store",
-        });
-      } catch {
-        // offline or the service is down: the tokens are dropped here all the same
+    try {
+      const response = token ? await this.#logout(token) : null;
+      if (response?.status === 401 && this.refreshToken) {
+        const fresh = await this.#tokenAfter401(token);
+        if (fresh) await this.#logout(fresh);
       }
+    } catch {
+      // offline or the service is down: the tokens are dropped here all the same
     }
     this.#signOutHere();
+  }
+
+  #logout(token) {
+    return globalThis.fetch(`${this.#baseUrl}/api/v2/auth/logout`, {
+      method: "POST", headers: { Authorization: `Bearer ${token}` },
+      credentials: "omit", cache: "no-store",
+    });
   }
 
   // -- refresh ----------------------------------------------------------------------------------
@@ -261,13 +274,20 @@ export class SvcAuth {
       return "";
     }
     const locks = globalThis.navigator?.locks;
-    const work = () => this.#refreshUnlessRotated(failed);
-    return locks?.request ? locks.request(REFRESH_LOCK, work) : work();
+    if (!locks?.request) return this.#refreshUnlessRotated(failed, false);
+    // No other tab refreshing: go ahead at once. Otherwise wait for its turn to end, and then
+    // most likely use what it stored.
+    const now = await locks.request(REFRESH_LOCK, { ifAvailable: true },
+                                    (lock) => lock && this.#refreshUnlessRotated(failed, false));
+    if (now !== null) return now;
+    return locks.request(REFRESH_LOCK, () => this.#refreshUnlessRotated(failed, true));
   }
 
-  async #refreshUnlessRotated(failed) {
+  async #refreshUnlessRotated(failed, waited) {
     // Under the lock: another tab may have refreshed (or signed out) while this one waited.
-    const stored = this.refreshToken;
+    // Its writes to local storage reach this tab asynchronously, possibly after the lock does,
+    // so after waiting give them a moment to arrive before refreshing a second time.
+    const stored = waited ? await this.#refreshTokenOtherThan(failed) : this.refreshToken;
     if (stored !== failed) return stored ? this.accessToken : "";
     let response;
     try {
@@ -284,6 +304,23 @@ export class SvcAuth {
     if (TRANSIENT.has(response.status) || response.status >= 500) return "";
     this.#signOutHere(); // the service refused the refresh token: this session is over
     return "";
+  }
+
+  /** The stored refresh token once it differs from `failed`, or after STORAGE_SETTLE_MS. */
+  #refreshTokenOtherThan(failed) {
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        globalThis.removeEventListener?.("storage", onStorage);
+        resolve(this.refreshToken);
+      };
+      const onStorage = (event) => {
+        if (event.storageArea === this.#storage && this.refreshToken !== failed) finish();
+      };
+      const timer = setTimeout(finish, STORAGE_SETTLE_MS);
+      globalThis.addEventListener?.("storage", onStorage);
+      if (this.refreshToken !== failed) finish();
+    });
   }
 
   // -- storage and events -----------------------------------------------------------------------

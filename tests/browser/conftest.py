@@ -20,14 +20,11 @@ import base64
 import contextlib
 import email
 import email.policy
-import fcntl
 import hashlib
 import json
-import os
 import re
 import secrets
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
@@ -46,6 +43,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_
 
 from tests.e2e.conftest import Server, server_factory, start_server  # noqa: F401  (fixture)
 from tests.providers.fixtures import OidcServer, start_oidc_server
+from tests.support.node import NpmError, npm_ci
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags Chromium calls home (updates, sync, field trials) on a
@@ -55,7 +53,6 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-q
                  "--disable-component-update", "--disable-sync"]
 
 AXE_DIR = Path(__file__).resolve().parent / "axe"
-NPM_CI_TIMEOUT = 300.0
 
 # The client sites, `symbols` and `footprints`: a tiny HTTP server of the tests (ClientSites) on a
 # port of its own, answering their redirect URIs with a small page. Not a port where nothing listens
@@ -275,44 +272,12 @@ def page(context: BrowserContext) -> Page:
 # -- axe-core -------------------------------------------------------------------------------------
 
 
-def _ensure_axe_installed() -> None:
-    """`npm ci` in tests/browser/axe when node_modules is missing or older than the lock file."""
-    lock = AXE_DIR / "package-lock.json"
-    stamp = AXE_DIR / "node_modules" / ".package-lock.json"  # npm writes it on each install
-
-    def stale() -> bool:
-        return not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime
-
-    if not stale():
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("npm is not on PATH: Node.js and npm are needed to install axe-core")
-    with open(lock, "rb") as lock_file:  # two pytest runs at once: one `npm ci`
-        fcntl.flock(lock_file, fcntl.LOCK_EX)
-        try:
-            if not stale():
-                return
-            try:
-                result = subprocess.run(
-                    [npm, "ci", "--no-audit", "--no-fund"], cwd=AXE_DIR,
-                    stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                    timeout=NPM_CI_TIMEOUT, check=False,
-                    env={**os.environ, "npm_config_update_notifier": "false"},
-                )
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"`npm ci` in {AXE_DIR} took more than {NPM_CI_TIMEOUT:.0f} s")
-            if result.returncode != 0:
-                pytest.fail(f"`npm ci` in {AXE_DIR} failed ({result.returncode}):\n"
-                            f"{result.stdout}\n{result.stderr}")
-            stamp.touch()  # npm keeps the packages' own times; make the stamp newer than the lock
-        finally:
-            fcntl.flock(lock_file, fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="session")
 def axe_source() -> str:
-    _ensure_axe_installed()
+    try:
+        npm_ci(AXE_DIR)
+    except NpmError as error:
+        pytest.fail(str(error))
     return (AXE_DIR / "node_modules" / "axe-core" / "axe.min.js").read_text(encoding="utf-8")
 
 

@@ -24,7 +24,6 @@ provider and returns the URL the provider sends back to `redirect_uri` (with `co
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import subprocess
@@ -39,13 +38,13 @@ import pytest
 import requests
 
 from tests.providers.fake_github import FakeGitHub
+from tests.support.node import NpmError, npm_ci
 
 OIDC_DIR = Path(__file__).resolve().parent / "oidc"
 OIDC_CLIENT_ID = "svc-test-client"
 OIDC_CLIENT_SECRET = "svc-test-secret"
 OIDC_REDIRECT_URIS = ["http://127.0.0.1:5000/api/v2/auth/google/callback"]
 OIDC_START_TIMEOUT = 30.0  # seconds for `node server.js` to print "ready"
-NPM_CI_TIMEOUT = 300.0  # seconds for `npm ci` (only when node_modules is missing or stale)
 
 GITHUB_CLIENT_ID = "svc-test-github-client"
 GITHUB_CLIENT_SECRET = "svc-test-github-secret"
@@ -62,41 +61,10 @@ class ProviderStartError(RuntimeError):
 
 def ensure_oidc_node_modules() -> None:
     """`npm ci` in tests/providers/oidc when node_modules is missing or older than the lock file."""
-    lock = OIDC_DIR / "package-lock.json"
-    stamp = OIDC_DIR / "node_modules" / ".package-lock.json"  # npm writes it on each install
-
-    def stale() -> bool:
-        return not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime
-
-    if not stale():
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        raise ProviderStartError(
-            "npm is not on PATH: Node.js and npm are needed for the OIDC stand-in")
-    # Two pytest runs at once must not both run `npm ci` in the same folder.
-    with open(lock, "rb") as lock_file:
-        fcntl.flock(lock_file, fcntl.LOCK_EX)
-        try:
-            if not stale():
-                return
-            try:
-                result = subprocess.run(
-                    [npm, "ci", "--no-audit", "--no-fund"], cwd=OIDC_DIR,
-                    stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                    timeout=NPM_CI_TIMEOUT, check=False,
-                    env={**os.environ, "npm_config_update_notifier": "false"},
-                )
-            except subprocess.TimeoutExpired as exc:
-                raise ProviderStartError(
-                    f"`npm ci` in {OIDC_DIR} took more than {NPM_CI_TIMEOUT:.0f}s") from exc
-            if result.returncode != 0:
-                raise ProviderStartError(
-                    f"`npm ci` in {OIDC_DIR} failed ({result.returncode}):\n"
-                    f"{result.stdout}\n{result.stderr}")
-            stamp.touch()  # npm keeps the packages' own times; make the stamp newer than the lock
-        finally:
-            fcntl.flock(lock_file, fcntl.LOCK_UN)
+    try:
+        npm_ci(OIDC_DIR)
+    except NpmError as error:
+        raise ProviderStartError(str(error)) from error
 
 
 class OidcServer:

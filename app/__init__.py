@@ -71,10 +71,10 @@ def _register_blueprints(app: Flask) -> None:
 
 
 def _unrouted(error: HTTPException) -> Response | tuple[str, int, dict[str, str]]:
-    from app.api.problems import API_PREFIX, http_error
+    from app.api.problems import MACHINE_PREFIXES, http_error
     from app.pages import error_page
 
-    if request.path.startswith(API_PREFIX):
+    if request.path.startswith(MACHINE_PREFIXES):
         return http_error(error)
     return error_page(error.code or 404)
 

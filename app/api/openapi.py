@@ -76,7 +76,10 @@ OPERATIONS = (
                   "default": "local"}),)),
     Operation("get", "/api/v2/auth/{provider}", "startProviderSignIn",
               "Start signing in with a provider", "v2",
-              {302: "redirect", 400: out.Problem, 404: out.Problem},
+              # 401 and 405: the name of one of our own endpoints in place of the provider
+              # (`verify`, `login`...) reaches that endpoint instead.
+              {302: "redirect", 400: out.Problem, 401: out.Problem, 404: out.Problem,
+               405: out.Problem},
               params=(PROVIDER, Param("redirect_uri", required=True,
                                       description="A redirect URI registered by a client site."),
                       *TARGET)),
@@ -121,6 +124,7 @@ OPERATIONS = (
 
 STATUS_TEXT = {200: "OK", 201: "Created", 202: "Accepted", 204: "No content", 302: "Redirect",
                400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found",
+               405: "Method not allowed (the path names another endpoint)",
                409: "Conflict", 413: "Body over 64 KiB", 422: "Invalid body or parameter",
                429: "Too many requests", 503: "A dependency is unavailable"}
 

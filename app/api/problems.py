@@ -19,6 +19,8 @@ from app.extensions import limiter
 log = logging.getLogger("svc_auth.api")
 
 API_PREFIX = "/api/"
+# Paths whose errors are problem bodies: the API, and the machine-facing endpoints beside it.
+MACHINE_PREFIXES = (API_PREFIX, "/.well-known/", "/health", "/metrics")
 
 # Stable codes for the HTTP errors raised outside our own views.
 _HTTP_CODES = {

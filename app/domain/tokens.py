@@ -74,7 +74,7 @@ class AccessTokens:
             raise InvalidToken()
         try:
             header = jwt.get_unverified_header(token)
-        except jwt.InvalidTokenError:
+        except (jwt.InvalidTokenError, UnicodeError):  # UnicodeError: a lone surrogate
             raise InvalidToken() from None
         kid = header.get("kid")
         if header.get("typ") != ACCESS_TOKEN_TYPE or not isinstance(kid, str):
@@ -128,8 +128,9 @@ def new_secret() -> str:
 
 
 def hash_secret(raw: str) -> str:
-    """What the database keeps instead of the secret. The secret is random, so no salt is needed."""
-    return hashlib.sha256(raw.encode()).hexdigest()
+    """What the database keeps instead of the secret. The secret is random, so no salt is needed.
+    Any text hashes (a lone surrogate too): it simply matches no secret of ours."""
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _sealing_key(holder: str) -> bytes:

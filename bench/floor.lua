@@ -1,2 +1,0 @@
--- GET / on the constant-JSON floor app; only counts statuses.
-dofile(os.getenv("BENCH_DIR") .. "/status.lua")

@@ -126,10 +126,12 @@ class Outbox:
     """A background thread per process that runs mail jobs, each in the app's context."""
 
     def __init__(self, app: Flask, transport: Transport, *, sender: str, attempts: int,
-                 retry_delay: float) -> None:
+                 retry_delay: float, max_pending: int = 10_000) -> None:
         self.app, self.transport, self.sender = app, transport, sender
         self.attempts, self.retry_delay = attempts, retry_delay
-        self._jobs: queue.Queue[Callable[[], Any]] = queue.Queue()
+        # Bounded: a flood of requests must not grow memory without end. Past the bound a job
+        # is dropped with an error logged; the requester's answer stays the same.
+        self._jobs: queue.Queue[Callable[[], Any]] = queue.Queue(maxsize=max_pending)
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -139,7 +141,10 @@ class Outbox:
             if self._thread is None or not self._thread.is_alive():  # also after a fork
                 self._thread = threading.Thread(target=self._work, name="svc-outbox", daemon=True)
                 self._thread.start()
-        self._jobs.put(job)
+        try:
+            self._jobs.put_nowait(job)
+        except queue.Full:
+            log.error("outbox full (%d jobs waiting): a mail job was dropped", self._jobs.maxsize)
 
     def drain(self, timeout: float = 10.0) -> bool:
         """Wait until every job handed over so far has finished (tests, shutdown)."""

@@ -198,3 +198,22 @@ class TestStartTlsAndLogin:
         assert controller.logins == [True]
         assert client.post("/api/v2/auth/login", json={
             "email": user.email, "password": PASSWORD}).status_code == 200
+
+
+def test_a_full_outbox_drops_jobs_and_says_so(app, caplog):
+    """A flood must not grow memory without end: past the bound, jobs are dropped and logged."""
+    import threading
+
+    from app.domain.mail import MemoryTransport, Outbox
+
+    release = threading.Event()
+    outbox = Outbox(app, MemoryTransport(), sender="s <s@x>", attempts=1, retry_delay=0,
+                    max_pending=2)
+    outbox.run_later(release.wait)  # keeps the worker busy
+    assert not outbox.drain(timeout=0.05)
+    ran = []
+    for index in range(5):
+        outbox.run_later(lambda index=index: ran.append(index))
+    release.set()
+    assert outbox.drain()
+    assert len(ran) == 2 and "outbox full" in caplog.text

@@ -85,7 +85,8 @@ OPERATIONS = (
                       *TARGET)),
     Operation("get", "/api/v2/auth/{provider}/callback", "providerCallback",
               "Where the provider sends the browser back", "v2",
-              {302: "redirect", 400: out.Problem, 404: out.Problem},
+              # 405: `providers` in place of the provider is the unlink endpoint's path.
+              {302: "redirect", 400: out.Problem, 404: out.Problem, 405: out.Problem},
               params=(PROVIDER, Param("state", required=True), Param("code"), Param("error"))),
     Operation("post", "/api/v2/auth/exchange-code", "exchangeCode",
               "Trade a one-time handoff code for tokens", "v2",

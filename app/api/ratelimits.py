@@ -21,14 +21,18 @@ def client_ip() -> str:
     return get_remote_address() or "unknown"
 
 
+NO_EMAIL = "-"  # flask-limiter skips a limit whose key is empty: count these requests together
+
+
 def _untrusted_email() -> str:
-    """The email in the body, folded, for use as a counter key only ("" when there is none)."""
+    """The email in the body, folded, for use as a counter key only."""
     try:
         data = json.loads(request.get_data(cache=True)) if request.is_json else request.form
     except (ValueError, RecursionError):
-        return ""
+        return NO_EMAIL
     email = data.get("email") if hasattr(data, "get") else None
-    return email.strip().casefold()[:320] if isinstance(email, str) else ""
+    folded = email.strip().casefold()[:320] if isinstance(email, str) else ""
+    return folded or NO_EMAIL
 
 
 def _ip_and_email() -> str:

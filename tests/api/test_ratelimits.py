@@ -115,3 +115,10 @@ def test_cors_preflights_do_not_count(client, user):
             environ_base={"REMOTE_ADDR": "10.0.0.1"})
         assert preflight.status_code == 200
     assert wrong_login(client).status_code == 401
+
+
+def test_a_body_without_an_email_is_still_counted_and_logs_no_error(client, caplog):
+    statuses = [client.post("/api/v2/auth/forgot-password", json={}).status_code
+                for _ in range(3)]
+    assert statuses == [422, 422, 422]
+    assert "Empty value found" not in caplog.text

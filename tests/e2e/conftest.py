@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -30,6 +29,8 @@ from typing import Any
 
 import pytest
 import requests
+
+from tests.infra import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT = 25.0
@@ -54,12 +55,6 @@ GUNICORN_CONFIG = f"""
 def post_worker_init(worker):
     worker.log.info("{READY_MARK} %s", worker.pid)
 """
-
-
-def free_port() -> int:
-    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)

@@ -33,30 +33,21 @@ import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from tests.e2e.conftest import (  # the real-server conventions the e2e tests set
+    ACCESS_LOG_FORMAT,
+    BASE_ENV,
+    GUNICORN_CONFIG,
+    PASSWORD,
+    READY_MARK,
+    ROOT,
+    TRACE_HEADER,
+)
 from tests.infra import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
-PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "a quite different passphrase"
 TIMEOUT = 15.0  # seconds, for any one HTTP request
 STARTUP_TIMEOUT = 30.0
 PROBLEM_JSON = "application/problem+json"
-TRACE_HEADER = "X-E2E-Id"
-
-# A cheap argon2id and no rate limits unless a test asks otherwise.
-BASE_ENV = {
-    "SVC_RATELIMIT_ENABLED": "false",
-    "SVC_ARGON2_MEMORY_COST": "1024",
-    "SVC_ARGON2_TIME_COST": "1",
-    "SVC_ARGON2_PARALLELISM": "1",
-}
-
-ACCESS_LOG_FORMAT = "%(p)s %({x-e2e-id}i)s %(m)s %(U)s %(s)s"
-READY_MARK = "production-worker-ready"
-GUNICORN_CONFIG = f"""
-def post_worker_init(worker):
-    worker.log.info("{READY_MARK} %s", worker.pid)
-"""
 
 
 # Keys and environments -----------------------------------------------------------------------

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from wtforms import EmailField, PasswordField, StringField
-from wtforms.validators import DataRequired, Length
+from wtforms.validators import DataRequired, Length, Regexp
+
+# As the API's schemas: no NUL or other control character in a name or an address (PostgreSQL
+# cannot even store a NUL, so without this a hostile form would reach a 500).
+PRINTABLE = Regexp(r"^[^\x00-\x1f\x7f]*$", message="Remove the control characters.")
 
 
 class LoginForm(FlaskForm):  # type: ignore[misc]
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320)],
+    email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "username", "autocapitalize": "none"})
     password = PasswordField("Password", validators=[DataRequired(), Length(max=1024)],
                              render_kw={"autocomplete": "current-password"})
 
 
 class SignupForm(FlaskForm):  # type: ignore[misc]
-    full_name = StringField("Name", validators=[Length(max=200)],
+    full_name = StringField("Name", validators=[Length(max=200), PRINTABLE],
                             render_kw={"autocomplete": "name"})
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320)],
+    email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
     password = PasswordField("Password", validators=[DataRequired(), Length(max=1024)],
                              render_kw={"autocomplete": "new-password", "minlength": 8},
@@ -25,7 +29,7 @@ class SignupForm(FlaskForm):  # type: ignore[misc]
 
 
 class ForgotPasswordForm(FlaskForm):  # type: ignore[misc]
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320)],
+    email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
 
 

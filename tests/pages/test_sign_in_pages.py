@@ -180,3 +180,16 @@ class TestRateLimitedForm:
         response = submit(client, "/login", {"email": user.email, "password": "wrong password!"})
         assert response.status_code == 429
         assert b"Try again in" in response.data and int(response.headers["Retry-After"]) > 0
+
+
+@pytest.mark.parametrize(("path", "data"), [
+    ("/login", {"email": "ada\x00@example.com", "password": "whatever it is"}),
+    ("/signup", {"email": "new@example.com", "password": "a long passphrase",
+                 "full_name": "Robert\x00'); DROP TABLE users;--"}),
+    ("/forgot-password", {"email": "ada@example.com\x1b[31m"}),
+])
+def test_control_characters_in_a_form_are_a_422_never_a_500(client, path, data):
+    """On PostgreSQL a NUL would reach the driver and fail there: the form refuses it first."""
+    response = submit(client, path, data)
+    assert response.status_code == 422
+    assert b"Remove the control characters." in response.data

@@ -1,0 +1,100 @@
+"""One read statement, compiled once and run straight on the database driver.
+
+For the lookup made on every bearer call, SQLAlchemy's execution path (a pool checkout with its
+ping, a transaction begun and rolled back, parameter and result processing) costs some thirty
+times what the driver spends on the indexed query itself. So the statement is compiled once for
+the engine's dialect, with the column types' own bind and result processors kept, and run on a
+connection held for it: one per thread, in autocommit, so each run sees the latest commits and
+no transaction stays open. A connection that fails is discarded and the run tried once more on
+a new one (what the pool's ping does for everyone else); a second failure is raised as
+SQLAlchemy raises it, so callers and error handlers see the usual exceptions. The connections
+close when their thread ends or the engine is disposed.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Select, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
+
+Processor = Callable[[Any], Any] | None
+
+
+class _HeldConnection:
+    """A pool connection kept out of the pool for one thread; closed when the thread ends."""
+
+    def __init__(self, engine: Engine) -> None:
+        pooled = engine.raw_connection()
+        # Closed, never handed back to the pool in autocommit.
+        self.discard = weakref.finalize(self, pooled.invalidate)
+        self.driver = pooled.driver_connection
+        if engine.dialect.name == "postgresql":
+            self.driver.autocommit = True  # SQLite's connections are set up that way already
+
+
+class DriverQuery:
+    def __init__(self, statement: Select[Any], engine: Engine) -> None:
+        dialect = engine.dialect
+        compiled = statement.compile(dialect=dialect)
+        self.engine, self.sql = engine, compiled.string
+        self._names: Sequence[str] | None = compiled.positiontup  # None: named parameters
+        self._binds: dict[str, Processor] = {
+            name: bind.type.dialect_impl(dialect).bind_processor(dialect)
+            for name, bind in compiled.binds.items()}
+        self._results: list[Processor] = [
+            column.type.dialect_impl(dialect).result_processor(dialect, None)
+            for column in statement.selected_columns]
+        self._dbapi_error: type[Exception] = dialect.loaded_dbapi.Error
+        self._local = threading.local()
+        self._every_held: weakref.WeakSet[_HeldConnection] = weakref.WeakSet()
+        event.listen(engine, "engine_disposed", self._discard_every_held)
+
+    def first(self, **values: Any) -> tuple[Any, ...] | None:
+        parameters = self._parameters(values)
+        try:
+            row = self._run(parameters)
+        except self._dbapi_error:
+            try:
+                row = self._run(parameters)  # once more, on a new connection
+            except self._dbapi_error as error:
+                raise DBAPIError.instance(self.sql, parameters, error,
+                                          self._dbapi_error) from error
+        if row is None:
+            return None
+        return tuple(value if process is None else process(value)
+                     for process, value in zip(self._results, row, strict=True))
+
+    def _run(self, parameters: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | None:
+        held: _HeldConnection | None = getattr(self._local, "held", None)
+        if held is None or not held.discard.alive:  # none yet, or closed by engine.dispose()
+            held = self._local.held = _HeldConnection(self.engine)
+            self._every_held.add(held)
+        try:
+            cursor = held.driver.cursor()
+            try:
+                cursor.execute(self.sql, parameters)
+                return cursor.fetchone()  # type: ignore[no-any-return]
+            finally:
+                cursor.close()
+        except self._dbapi_error:
+            self._local.held = None
+            held.discard()
+            raise
+
+    def _discard_every_held(self, _engine: Engine) -> None:
+        # engine.dispose() means "close every connection": these too. A thread whose connection
+        # went this way gets a new one on its next run.
+        for held in list(self._every_held):
+            held.discard()
+
+    def _parameters(self, values: dict[str, Any]) -> Sequence[Any] | dict[str, Any]:
+        processed = {name: value if (process := self._binds[name]) is None else process(value)
+                     for name, value in values.items()}
+        if self._names is None:
+            return processed
+        return tuple(processed[name] for name in self._names)

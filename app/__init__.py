@@ -11,10 +11,12 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config, database, observability  # noqa: F401  (database: engine settings)
+from app.cookie_session import CookieSessionInterface
 from app.domain.mail import build_outbox
 from app.domain.providers import register_providers
 from app.domain.services import Services
 from app.extensions import csrf, db, limiter, login_manager, migrate
+from app.response_headers import add_security_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,6 +27,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                 static_folder=str(ROOT / "static"), instance_path=instance_path,
                 instance_relative_config=True)
     config.load(app, test_config)
+    app.session_interface = CookieSessionInterface()
     observability.init_app(app)
 
     proxies = int(app.config["TRUSTED_PROXIES"])
@@ -42,7 +45,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.extensions["svc-outbox"] = build_outbox(app)
 
     _register_blueprints(app)
-    app.after_request(_security_headers)
+    app.after_request(add_security_headers)
 
     from app import cli
 
@@ -77,20 +80,3 @@ def _unrouted(error: HTTPException) -> Response | tuple[str, int, dict[str, str]
     if request.path.startswith(MACHINE_PREFIXES):
         return http_error(error)
     return error_page(error.code or 404)
-
-
-# No script, no inline style, nothing from another origin; never framed.
-CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'self'; img-src 'self'; "
-                           "frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
-
-
-def _security_headers(response: Response) -> Response:
-    headers = response.headers
-    headers.setdefault("X-Content-Type-Options", "nosniff")
-    headers.setdefault("Referrer-Policy", "no-referrer")
-    headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-    if response.mimetype == "text/html":
-        headers.setdefault("Cache-Control", "no-store")  # forms with CSRF tokens, personal data
-    headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
-    headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
-    return response

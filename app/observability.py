@@ -53,7 +53,7 @@ def count_event(event: str) -> None:
 # Request ids and timing ------------------------------------------------------------------------
 
 def _start_request() -> None:
-    incoming = request.headers.get("X-Request-Id", "")
+    incoming = request.environ.get("HTTP_X_REQUEST_ID", "")
     g.request_id = incoming if _INCOMING_ID.match(incoming) else uuid.uuid4().hex
     g.request_started = time.perf_counter()
 

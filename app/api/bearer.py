@@ -9,7 +9,7 @@ from app.domain.sessions import Bearer, authenticate_bearer
 
 
 def bearer_token() -> str:
-    header = request.headers.get("Authorization", "")
+    header = request.environ.get("HTTP_AUTHORIZATION", "")
     if not header:
         raise MissingToken()
     scheme, _, token = header.partition(" ")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Response, request
 
 from app.domain.sites import is_registered_origin
+from app.response_headers import add_vary
 
 CORS_PATHS = ("/api/", "/static/svc-auth.js")
 
@@ -12,8 +13,8 @@ CORS_PATHS = ("/api/", "/static/svc-auth.js")
 def add_cors_headers(response: Response) -> Response:
     if not request.path.startswith(CORS_PATHS):
         return response
-    response.vary.add("Origin")
-    untrusted_origin = request.headers.get("Origin")
+    add_vary(response, "Origin")
+    untrusted_origin = request.environ.get("HTTP_ORIGIN")
     if untrusted_origin and is_registered_origin(untrusted_origin):
         response.headers["Access-Control-Allow-Origin"] = untrusted_origin
         response.headers["Access-Control-Expose-Headers"] = "Retry-After, WWW-Authenticate"

@@ -3,6 +3,7 @@
 Every value can be overridden on the command line or through GUNICORN_CMD_ARGS.
 """
 
+import gc
 import multiprocessing
 import os
 import shutil
@@ -40,6 +41,14 @@ def on_starting(server):  # noqa: ARG001
     # Metrics of a previous run must not be added to this one's.
     shutil.rmtree(_metrics_dir, ignore_errors=True)
     os.makedirs(_metrics_dir, exist_ok=True)
+
+
+def post_worker_init(worker):  # noqa: ARG001
+    # The modules and the app, loaded by now, live as long as the worker. Frozen, the garbage
+    # collector stops walking them again: a full collection over them took 70-100 ms, a pause
+    # that whichever request triggered it would pay. (The Python docs' advice for forking
+    # servers.)
+    gc.freeze()
 
 
 def child_exit(server, worker):  # noqa: ARG001

@@ -13,6 +13,7 @@ globals().update({name: value for name, value in _production.items()
                   if not name.startswith("_") and not callable(value)
                   and not isinstance(value, type(os))})
 on_starting = _production["on_starting"]
+post_worker_init = _production["post_worker_init"]
 
 # Production recycles each worker after 10,000-11,000 requests. A benchmark at saturation
 # (the floor answers ~3,000 a second) would restart every worker several times a run: it would

@@ -47,12 +47,18 @@ BASE_ENV = {
 
 ACCESS_LOG_FORMAT = "%(p)s %({x-e2e-id}i)s %(m)s %(U)s %(s)s"
 
-# A gunicorn config file (written into the server's work folder) whose hook logs each worker
-# once it has loaded the app: /health answers as soon as the first worker is up, and the tests
-# need all of them.
+# The gunicorn config file (written into the server's work folder): the project's own
+# gunicorn.conf.py, plus a hook that logs each worker once it has loaded the app: /health
+# answers as soon as the first worker is up, and the tests need all of them.
 READY_MARK = "e2e-worker-ready"
 GUNICORN_CONFIG = f"""
+import runpy
+_project = runpy.run_path({str(ROOT / "gunicorn.conf.py")!r})
+globals().update({{name: value for name, value in _project.items() if not name.startswith("_")}})
+
+
 def post_worker_init(worker):
+    _project["post_worker_init"](worker)
     worker.log.info("{READY_MARK} %s", worker.pid)
 """
 
@@ -132,6 +138,7 @@ def _environment(instance: Path, database: Path, overrides: dict[str, str]) -> d
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
     env.update(BASE_ENV)
     env.update({
+        "PROMETHEUS_MULTIPROC_DIR": str(instance.parent / "metrics"),  # gunicorn.conf.py's
         "SVC_INSTANCE_PATH": str(instance),
         "SVC_DATABASE_URL": f"sqlite:///{database}",
         "PYTHONUNBUFFERED": "1",
@@ -173,8 +180,10 @@ def _wait_until_healthy(server: Server) -> str | None:
             f" answer 200 within {STARTUP_TIMEOUT:.0f} s")
 
 
-def start_server(workdir: Path, env: dict[str, str] | None = None, workers: int = 4) -> Server:
-    """Migrate a fresh SQLite database and serve it with gunicorn; wait for /health."""
+def start_server(workdir: Path, env: dict[str, str] | None = None, workers: int = 4,
+                 access_log_format: str | None = ACCESS_LOG_FORMAT) -> Server:
+    """Migrate a fresh SQLite database and serve it with gunicorn; wait for /health.
+    `access_log_format=None` keeps gunicorn.conf.py's own."""
     overrides = dict(env or {})
     instance = workdir / "instance"
     instance.mkdir(parents=True)
@@ -198,7 +207,8 @@ def start_server(workdir: Path, env: dict[str, str] | None = None, workers: int 
                 [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
                  "--workers", str(workers), "--worker-class", "sync", "--timeout", "60",
                  "--graceful-timeout", "5",
-                 "--access-logfile", str(access_log), "--access-logformat", ACCESS_LOG_FORMAT,
+                 "--access-logfile", str(access_log),
+                 *(["--access-logformat", access_log_format] if access_log_format else []),
                  "--no-control-socket",  # gunicorn 27's default socket path is per user, shared
                  "--config", str(config),
                  "wsgi:app"],
@@ -247,9 +257,10 @@ def server_factory() -> Iterator[ServerFactory]:
     started: list[Server] = []
     workdirs: list[Path] = []
 
-    def start(env: dict[str, str] | None = None, workers: int = 4) -> Server:
+    def start(env: dict[str, str] | None = None, workers: int = 4,
+              access_log_format: str | None = ACCESS_LOG_FORMAT) -> Server:
         workdirs.append(_workdir("extra"))
-        running = start_server(workdirs[-1], env, workers)
+        running = start_server(workdirs[-1], env, workers, access_log_format)
         started.append(running)
         return running
 

@@ -210,7 +210,8 @@ def start_instance(workdir: Path, env: dict[str, str], *, workers: int = 2,
         port = free_port()
         access_log, error_log = folder / f"access-{attempt}.log", folder / f"error-{attempt}.log"
         access_log.touch()
-        full_env = _environment(folder / "instance", env)
+        full_env = {**_environment(folder / "instance", env),
+                    "PROMETHEUS_MULTIPROC_DIR": str(folder / "metrics")}  # gunicorn.conf.py's
         with open(error_log, "wb") as stderr:
             process = subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",

@@ -1,0 +1,63 @@
+"""The project's own gunicorn.conf.py, as production runs it (every e2e server loads it too):
+an access log with no token or query secret in it, metrics merged over the workers, and the
+workers' start-up objects kept away from the garbage collector."""
+
+from __future__ import annotations
+
+import gc
+import re
+import runpy
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.conftest import ROOT, ServerFactory
+
+SECRETS = ("query-secret-4f1c", "header-secret-9a2b", "reset-secret-77de", "body-secret-31ce")
+
+
+def test_the_access_log_records_requests_without_their_secrets(
+        server_factory: ServerFactory) -> None:
+    server = server_factory(workers=1, access_log_format=None)  # the project's own format
+    query, header, reset, body = SECRETS
+    verify = requests.get(server.url(f"/api/v2/auth/verify?access_token={query}"),
+                          headers={"Authorization": f"Bearer {header}"}, timeout=10)
+    requests.get(server.url(f"/reset-password?token={reset}"), timeout=10)
+    requests.post(server.url("/api/v2/auth/refresh"), json={"refresh_token": body}, timeout=10)
+    assert verify.status_code == 401
+
+    deadline = time.monotonic() + 5  # a worker logs just after it answers
+    while server.access_log.read_text().count("\n") < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = server.access_log.read_text()
+    assert re.search(rf'"GET /api/v2/auth/verify" 401 .* req={verify.headers["X-Request-Id"]}',
+                     log), log
+    assert '"GET /reset-password"' in log and '"POST /api/v2/auth/refresh" 401' in log, log
+    for secret in SECRETS:
+        assert secret not in log
+
+
+def test_metrics_add_up_over_every_worker(server_factory: ServerFactory) -> None:
+    server = server_factory(workers=2, env={"SVC_METRICS_TOKEN": "scrape-token-for-tests"})
+    for _ in range(40):  # spread over both workers by the kernel
+        assert requests.get(server.url("/health"), timeout=10).status_code == 200
+    metrics = requests.get(server.url("/metrics"), timeout=10,
+                           headers={"Authorization": "Bearer scrape-token-for-tests"}).text
+    counted = sum(float(value) for value in re.findall(
+        r'^svc_auth_request_seconds_count\{endpoint="wellknown\.health",[^}]*\} (\S+)$',
+        metrics, flags=re.MULTILINE))
+    assert counted >= 40, metrics[:2000]
+
+
+def test_workers_freeze_what_they_loaded_before_serving(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    # (The file would otherwise set this process's metrics folder: other tests read it.)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    try:
+        config["post_worker_init"](None)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import logging
@@ -63,11 +64,22 @@ def _finish_request(response: Response) -> Response:
     endpoint = request.endpoint or "unrouted"
     started = g.get("request_started")
     if started is not None:
-        REQUESTS.labels(endpoint, request.method, str(response.status_code)).observe(
+        _timer(endpoint, request.method, response.status_code).observe(
             time.perf_counter() - started)
     if response.status_code == 429:
         RATE_LIMITED.labels(endpoint).inc()
     return response
+
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+@functools.lru_cache(maxsize=1024)
+def _timer(endpoint: str, method: str, status: int) -> Histogram:
+    # Looked up once per endpoint, method and status: labels() takes a lock and checks its
+    # arguments on every call. Any other method a client makes up counts as one, "other":
+    # each label value is a series kept forever.
+    return REQUESTS.labels(endpoint, method if method in _METHODS else "other", str(status))
 
 
 # Logs ------------------------------------------------------------------------------------------

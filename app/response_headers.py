@@ -37,7 +37,8 @@ def add_security_headers(response: Response) -> Response:
 
 def add_vary(response: Response, field: str) -> None:
     """Add `field` to the response's Vary header, once."""
-    current = response.headers.get("Vary")
+    current = next((value for name, value in response.headers.items() if name.lower() == "vary"),
+                   None)  # (Headers.get on a missing name builds and catches an HTTP error)
     if not current:
         response.headers["Vary"] = field
     elif field.lower() not in {name.strip().lower() for name in current.split(",")}:

@@ -58,6 +58,13 @@ class TestMetrics:
         assert ('svc_auth_request_seconds_count{endpoint="api_v2.login",method="POST",'
                 'status="401"}') in body
 
+    def test_made_up_methods_are_one_series(self, client):
+        for method in ("BREW", "WHEN", "X-ANYTHING-1"):
+            assert client.open("/health", method=method).status_code == 405
+        body = client.get("/metrics", headers={"Authorization": "Bearer metrics-secret-123"}).text
+        assert 'method="other",status="405"' in body
+        assert "BREW" not in body and "X-ANYTHING-1" not in body
+
 
 def test_health_ready_checks_the_database(client):
     response = client.get("/health/ready")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, jsonify, request
+from flask import Response, current_app, request
 
 from app.api.ratelimits import client_ip
 from app.domain.audit import ClientInfo
@@ -38,10 +38,10 @@ def login_json(issued: IssuedTokens) -> dict[str, Any]:
     return {**token_fields(issued), "user": user_json(issued.user)}
 
 
+NO_STORE = (("Cache-Control", "no-store"), ("Pragma", "no-cache"))
+
+
 def no_store(body: dict[str, Any], status: int = 200) -> Response:
     """A response that carries tokens: never cached by anyone (RFC 6749 §5.1)."""
-    response = jsonify(body)
-    response.status_code = status
-    response.headers["Cache-Control"] = "no-store"
-    response.headers["Pragma"] = "no-cache"
-    return response
+    return current_app.response_class(current_app.json.dumps(body) + "\n", status,
+                                      headers=NO_STORE, mimetype="application/json")

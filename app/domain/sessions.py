@@ -18,6 +18,7 @@ from app.domain.errors import InvalidRefreshToken, SessionRevoked
 from app.domain.services import services
 from app.extensions import db
 from app.models import AuthSession, RefreshToken, User
+from app.models.types import new_id
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ def _seconds(setting: str) -> timedelta:
 @writes
 def sign_in(user: User, provider: str, client: ClientInfo, *,
             commit: bool = True) -> IssuedTokens:
-    """Open a session for a user whose identity was just proven, with its first tokens."""
+    """Open a session for a user whose identity was just proven, with its first tokens. The
+    rows are built first and written together by the commit."""
     session = open_session(user, provider, client)
     refresh = _new_refresh_token(session, session.created_at)
     if commit:
@@ -54,13 +56,13 @@ def sign_in(user: User, provider: str, client: ClientInfo, *,
 
 @writes
 def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
-    """A session without tokens yet (the service's own browser session starts so)."""
+    """A session without tokens yet (the service's own browser session starts so), added to
+    the transaction with its audit event; the caller commits."""
     at = now()
-    session = AuthSession(user=user, provider=provider, created_at=at, last_used_at=at,
-                          expires_at=at + _seconds("REFRESH_MAX_TTL"),
+    session = AuthSession(id=new_id(), user=user, provider=provider, created_at=at,
+                          last_used_at=at, expires_at=at + _seconds("REFRESH_MAX_TTL"),
                           ip=client.ip, user_agent=client.user_agent)
     db.session.add(session)
-    db.session.flush()
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
     return session
 

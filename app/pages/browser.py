@@ -7,6 +7,7 @@ from flask import Response, redirect, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
 
 from app.api.shaping import client_info
+from app.database import writes
 from app.domain import handoff, sessions
 from app.extensions import db, login_manager
 from app.models import AuthSession, User
@@ -39,6 +40,7 @@ def current() -> BrowserUser | None:
     return found if isinstance(found, BrowserUser) else None
 
 
+@writes
 def sign_in(user: User, provider: str) -> BrowserUser:
     """Sign this browser in as `user`. Whatever the cookie held before is dropped first, so a
     session planted before sign-in is worth nothing after it (session fixation)."""

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from app.domain.clock import now
-from app.extensions import db
+from app.domain.rows import insert_values
 from app.models import AuditEvent
 from app.observability import count_event
 
@@ -30,8 +30,8 @@ class ClientInfo:
 
 def record(event: str, client: ClientInfo, *, user_id: str | None = None,
            session_id: str | None = None) -> None:
-    """Add an event to the current transaction; the caller commits."""
-    db.session.add(AuditEvent(at=now(), event=event, user_id=user_id, session_id=session_id,
-                              ip=client.ip, user_agent=client.user_agent))
+    """Write an event in the current transaction; the caller commits."""
+    insert_values(AuditEvent, at=now(), event=event, user_id=user_id, session_id=session_id,
+                  ip=client.ip, user_agent=client.user_agent)
     log.info("event=%s user=%s session=%s ip=%s", event, user_id, session_id, client.ip)
     count_event(event)

@@ -15,6 +15,7 @@ from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.directory import Account, note_revoked
 from app.domain.errors import InvalidRefreshToken, SessionRevoked
+from app.domain.rows import insert_loaded, insert_values
 from app.domain.services import services
 from app.extensions import db
 from app.models import AuthSession, RefreshToken, User
@@ -56,13 +57,13 @@ def sign_in(user: User, provider: str, client: ClientInfo, *,
 
 @writes
 def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
-    """A session without tokens yet (the service's own browser session starts so), added to
-    the transaction with its audit event; the caller commits."""
+    """A session without tokens yet (the service's own browser session starts so), written
+    with its audit event; the caller commits."""
     at = now()
-    session = AuthSession(id=new_id(), user=user, provider=provider, created_at=at,
-                          last_used_at=at, expires_at=at + _seconds("REFRESH_MAX_TTL"),
-                          ip=client.ip, user_agent=client.user_agent)
-    db.session.add(session)
+    session = insert_loaded(AuthSession, user=user, id=new_id(), user_id=user.id,
+                            provider=provider, created_at=at, last_used_at=at,
+                            expires_at=at + _seconds("REFRESH_MAX_TTL"), revoked_at=None,
+                            revoke_reason=None, ip=client.ip, user_agent=client.user_agent)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
     return session
 
@@ -80,18 +81,19 @@ def live_sessions(user_id: str) -> list[AuthSession]:
     return list(found)
 
 
-def _new_refresh_token(session: AuthSession, at: datetime) -> tuple[RefreshToken, str]:
+def _new_refresh_token(session: AuthSession, at: datetime) -> str:
+    """Write a new refresh token of `session`; only its hash is stored."""
     raw = tokens.new_secret()
-    row = RefreshToken(session_id=session.id, token_hash=tokens.hash_secret(raw), created_at=at,
-                       expires_at=min(at + _seconds("REFRESH_IDLE_TTL"), session.expires_at))
-    db.session.add(row)
-    return row, raw
+    insert_values(RefreshToken, session_id=session.id, token_hash=tokens.hash_secret(raw),
+                  created_at=at,
+                  expires_at=min(at + _seconds("REFRESH_IDLE_TTL"), session.expires_at))
+    return raw
 
 
-def _issue(user: User, session: AuthSession, refresh: tuple[RefreshToken, str]) -> IssuedTokens:
+def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens:
     access = services().access_tokens.issue(user_id=user.id, session_id=session.id,
                                             plan=user.plan, now=now())
-    return IssuedTokens(user, session, access.token, refresh[1],
+    return IssuedTokens(user, session, access.token, refresh_token,
                         services().access_tokens.ttl)
 
 
@@ -126,7 +128,7 @@ def _answer_rotated(row: RefreshToken, raw: str, at: datetime, client: ClientInf
     if at - rotated_at <= _seconds("REFRESH_REUSE_GRACE") and row.successor_sealed:
         successor = tokens.unseal(raw, row.successor_sealed)
         db.session.commit()
-        return _issue(session.user, session, (row, successor))
+        return _issue(session.user, session, successor)
     revoke(session, "refresh_token_reused", at)
     audit.record("refresh_token_reused", client, user_id=session.user_id, session_id=session.id)
     db.session.commit()
@@ -146,11 +148,10 @@ def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> Is
     """Mark `row` used and create its successor, or None when another request got there first."""
     session = row.session
     successor = _new_refresh_token(session, at)
-    db.session.flush()
     claimed = db.session.execute(
         update(RefreshToken)
         .where(RefreshToken.id == row.id, RefreshToken.rotated_at.is_(None))
-        .values(rotated_at=at, successor_sealed=tokens.seal(raw, successor[1]))
+        .values(rotated_at=at, successor_sealed=tokens.seal(raw, successor))
         .execution_options(synchronize_session=False)
     ).rowcount
     if claimed != 1:

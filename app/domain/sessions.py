@@ -46,8 +46,8 @@ def _seconds(setting: str) -> timedelta:
 @writes
 def sign_in(user: User, provider: str, client: ClientInfo, *,
             commit: bool = True) -> IssuedTokens:
-    """Open a session for a user whose identity was just proven, with its first tokens. The
-    rows are built first and written together by the commit."""
+    """Open a session for a user whose identity was just proven, with its first tokens, in one
+    write transaction."""
     session = open_session(user, provider, client)
     refresh = _new_refresh_token(session, session.created_at)
     if commit:
@@ -60,10 +60,11 @@ def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
     """A session without tokens yet (the service's own browser session starts so), written
     with its audit event; the caller commits."""
     at = now()
-    session = insert_loaded(AuthSession, user=user, id=new_id(), user_id=user.id,
-                            provider=provider, created_at=at, last_used_at=at,
-                            expires_at=at + _seconds("REFRESH_MAX_TTL"), revoked_at=None,
-                            revoke_reason=None, ip=client.ip, user_agent=client.user_agent)
+    session = insert_loaded(AuthSession, {
+        "id": new_id(), "user_id": user.id, "provider": provider, "created_at": at,
+        "last_used_at": at, "expires_at": at + _seconds("REFRESH_MAX_TTL"), "revoked_at": None,
+        "revoke_reason": None, "ip": client.ip, "user_agent": client.user_agent,
+    }, user=user)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
     return session
 

@@ -16,10 +16,11 @@ from app.models.types import new_id
 
 def new_session(user: User) -> AuthSession:
     at = datetime.now(UTC)
-    return insert_loaded(AuthSession, user=user, id=new_id(), user_id=user.id,
-                         provider="password", created_at=at, last_used_at=at,
-                         expires_at=at + timedelta(days=1), revoked_at=None,
-                         revoke_reason=None, ip=None, user_agent=None)
+    return insert_loaded(AuthSession, {
+        "id": new_id(), "user_id": user.id, "provider": "password", "created_at": at,
+        "last_used_at": at, "expires_at": at + timedelta(days=1), "revoked_at": None,
+        "revoke_reason": None, "ip": None, "user_agent": None,
+    }, user=user)
 
 
 def test_an_inserted_row_is_a_loaded_instance_needing_no_query(app: Flask, user: Any) -> None:

@@ -9,11 +9,11 @@ from flask import request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.domain.errors import InvalidBody
+from app.domain.text import NO_NUL, PRINTABLE
 
-# No NUL or other control characters in anything that names or identifies; passwords may hold
-# any character but NUL (PostgreSQL cannot store one, and no keyboard types one).
-Text = Annotated[str, Field(pattern=r"^[^\x00-\x1f\x7f]*$")]
-Secret = Annotated[str, Field(pattern=r"^[^\x00]*$")]
+# The characters we accept (app/domain/text.py).
+Text = Annotated[str, Field(pattern=PRINTABLE)]
+Secret = Annotated[str, Field(pattern=NO_NUL)]
 Email = Annotated[Text, Field(min_length=1, max_length=320)]
 Password = Annotated[Secret, Field(min_length=1, max_length=1024)]
 OpaqueToken = Annotated[Text, Field(min_length=1, max_length=512)]

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 from app.domain.clock import now
 from app.domain.rows import insert_values
+from app.domain.text import CONTROL_CHARACTERS
 from app.models import AuditEvent
 from app.observability import count_event
 
 log = logging.getLogger("svc_auth.audit")
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+_UNPRINTABLE = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,19 @@ from flask_wtf import FlaskForm
 from wtforms import EmailField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp
 
-# As the API's schemas: no NUL or other control character in a name or an address (PostgreSQL
-# cannot even store a NUL, so without this a hostile form would reach a 500).
-PRINTABLE = Regexp(r"^[^\x00-\x1f\x7f]*$", message="Remove the control characters.")
+from app.domain import text
+
+# The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
+# in a form would reach PostgreSQL, which cannot store one, and become a 500.
+PRINTABLE = Regexp(text.PRINTABLE, message="Remove the control characters.")
+PASSWORD = [DataRequired(), Length(max=1024),
+            Regexp(text.NO_NUL, message="A password cannot hold a NUL character.")]
 
 
 class LoginForm(FlaskForm):  # type: ignore[misc]
     email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "username", "autocapitalize": "none"})
-    password = PasswordField("Password", validators=[DataRequired(), Length(max=1024)],
+    password = PasswordField("Password", validators=PASSWORD,
                              render_kw={"autocomplete": "current-password"})
 
 
@@ -23,7 +27,7 @@ class SignupForm(FlaskForm):  # type: ignore[misc]
                             render_kw={"autocomplete": "name"})
     email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
-    password = PasswordField("Password", validators=[DataRequired(), Length(max=1024)],
+    password = PasswordField("Password", validators=PASSWORD,
                              render_kw={"autocomplete": "new-password", "minlength": 8},
                              description="At least 8 characters. A few unusual words work well.")
 
@@ -34,15 +38,15 @@ class ForgotPasswordForm(FlaskForm):  # type: ignore[misc]
 
 
 class ResetPasswordForm(FlaskForm):  # type: ignore[misc]
-    new_password = PasswordField("New password", validators=[DataRequired(), Length(max=1024)],
+    new_password = PasswordField("New password", validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
 
 
 class ChangePasswordForm(FlaskForm):  # type: ignore[misc]
     current_password = PasswordField("Current password",
-                                     validators=[DataRequired(), Length(max=1024)],
+                                     validators=PASSWORD,
                                      render_kw={"autocomplete": "current-password"})
-    new_password = PasswordField("New password", validators=[DataRequired(), Length(max=1024)],
+    new_password = PasswordField("New password", validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
 
 

@@ -5,6 +5,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from app.domain import accounts
 from tests.pages.conftest import FOOTPRINTS, SYMBOLS, csrf_token, submit
 
 PAGES = ["/login", "/signup", "/forgot-password", "/login?callback=symbols",
@@ -193,3 +194,12 @@ def test_control_characters_in_a_form_are_a_422_never_a_500(client, path, data):
     response = submit(client, path, data)
     assert response.status_code == 422
     assert b"Remove the control characters." in response.data
+
+
+def test_a_nul_in_a_form_password_is_refused_as_the_api_refuses_it(app, client):
+    response = submit(client, "/signup", {"email": "nul@example.com", "full_name": "Nul",
+                                          "password": "a long pass\x00phrase"})
+    assert response.status_code == 422
+    assert b"A password cannot hold a NUL character." in response.data
+    with app.app_context():
+        assert accounts.find_by_email("nul@example.com") is None

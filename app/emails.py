@@ -8,10 +8,16 @@ from urllib.parse import urlencode
 from flask import current_app, render_template
 
 from app.domain.mail import Message
+from app.domain.providers import DISPLAY_NAMES
 
 
 def _message(to: str, subject: str, template: str, **context: Any) -> Message:
-    context = {"brand": current_app.config["BRAND"], **context}
+    # Every mail names the account exactly as stored (app/domain/addresses.py), so a look-alike
+    # address shows for what it is.
+    public_url = current_app.config["PUBLIC_URL"]
+    context = {"brand": current_app.config["BRAND"], "account": to,
+               "forgot_link": f"{public_url}/forgot-password",
+               "account_link": f"{public_url}/account", **context}
     return Message(to=to, subject=subject,
                    text=render_template(f"email/{template}.txt", **context),
                    html=render_template(f"email/{template}.html", **context))
@@ -29,9 +35,25 @@ def reset_password(to: str, token: str, minutes: int,
                     link=_link("/reset-password", token, carry), minutes=minutes)
 
 
-def password_changed(to: str) -> Message:
+def password_changed(to: str, unlinked: list[str] | None = None) -> Message:
+    """After a change or a reset; `unlinked` names the providers a reset removed."""
     return _message(to, "Your password was changed", "password_changed",
-                    forgot_link=f"{current_app.config['PUBLIC_URL']}/forgot-password")
+                    unlinked=_names(unlinked or []), unlinked_count=len(unlinked or []))
+
+
+def provider_linked(to: str, provider: str, *, took_over: bool = False) -> Message:
+    """A provider can now sign in to the account (`took_over`: and its password was removed)."""
+    return _message(to, f"{_names([provider])} was linked to your account", "provider_linked",
+                    provider=_names([provider]), took_over=took_over)
+
+
+def provider_unlinked(to: str, provider: str) -> Message:
+    return _message(to, f"{_names([provider])} was unlinked from your account",
+                    "provider_unlinked", provider=_names([provider]))
+
+
+def _names(providers: list[str]) -> str:
+    return " and ".join(DISPLAY_NAMES.get(p, p) for p in providers)
 
 
 def confirm_email(to: str, token: str) -> Message:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class Document(BaseModel):
@@ -37,6 +37,18 @@ class TokenPair(Document):
 
 class LoginResponse(TokenPair):
     user: User
+
+
+class ConfirmationPending(Document):
+    """Sign-up with SVC_REQUIRE_EMAIL_CONFIRMATION: the account exists, no session does yet."""
+
+    user: User
+    confirmation_required: Literal[True]
+    detail: str
+
+
+class SignupResponse(RootModel[LoginResponse | ConfirmationPending]):
+    """Tokens, or (when the address must be confirmed first) no tokens."""
 
 
 class V1LoginResponse(LoginResponse):

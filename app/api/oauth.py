@@ -12,12 +12,19 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 
 from app import targets
 from app.api import oauth_state
-from app.api.oauth_state import Mode, PendingSignIn
+from app.api.oauth_state import Mode, PendingLink, PendingSignIn
 from app.api.problems import problem, register_api_errors
 from app.api.shaping import client_info
 from app.domain import handoff, identities, providers
-from app.domain.errors import AuthError, InvalidState, ProviderFailed, ProviderSignInRefused
+from app.domain.errors import (
+    AccountNeedsProof,
+    AuthError,
+    InvalidState,
+    ProviderFailed,
+    ProviderSignInRefused,
+)
 from app.domain.providers import Profile
+from app.models import User
 from app.pages import browser
 from app.targets import Target
 
@@ -72,8 +79,7 @@ def callback(provider: str) -> Response:
                                     pending.code_verifier, pending.nonce)
         return _FINISH[pending.mode](pending, profile)
     except ProviderSignInRefused as refused:
-        current_app.logger.info("provider sign-in refused: %s", refused.code)
-        return _REFUSE[pending.mode](pending, refused)
+        return refuse(pending, refused)
 
 
 def _callback_url(provider: str) -> str:
@@ -82,17 +88,23 @@ def _callback_url(provider: str) -> str:
 
 # How each mode finishes ------------------------------------------------------------------------
 
-def _finish_api(pending: PendingSignIn, profile: Profile) -> Response:
-    target = pending.target
-    assert target is not None
-    user = identities.user_for(profile, client_info())
-    code = handoff.issue(user, profile.provider, target.redirect_uri, target.code_challenge)
-    return targets.send_back(target, code=code, provider=profile.provider)
+def _finish_sign_in(pending: PendingSignIn, profile: Profile) -> Response:
+    try:
+        user = identities.user_for(profile, client_info())
+    except AccountNeedsProof as needed:  # the hosted pages ask for the password first
+        oauth_state.save_link(pending, profile, needed.user_id)
+        return redirect(url_for("pages.link_account_form"))
+    return finish(pending.mode, pending.target, user, profile.provider)
 
 
-def _finish_hosted(pending: PendingSignIn, profile: Profile) -> Response:
-    signed_in = browser.sign_in(identities.user_for(profile, client_info()), profile.provider)
-    target = pending.target
+def finish(mode: Mode, target: Target | None, user: User, provider: str) -> Response:
+    """The end of a provider sign-in (api: a code for the site; hosted: this browser is signed
+    in too), straight from the callback or after the person proved an existing account."""
+    if mode == "api":
+        assert target is not None
+        code = handoff.issue(user, provider, target.redirect_uri, target.code_challenge)
+        return targets.send_back(target, code=code, provider=provider)
+    signed_in = browser.sign_in(user, provider)
     return browser.hand_back(signed_in, target) if target else redirect(url_for("pages.account"))
 
 
@@ -120,5 +132,11 @@ def _refuse_link(pending: PendingSignIn, refused: ProviderSignInRefused) -> Resp
     return redirect(url_for("pages.account", error=refused.code))
 
 
-_FINISH = {"api": _finish_api, "hosted": _finish_hosted, "link": _finish_link}
+_FINISH = {"api": _finish_sign_in, "hosted": _finish_sign_in, "link": _finish_link}
 _REFUSE = {"api": _refuse_api, "hosted": _refuse_hosted, "link": _refuse_link}
+
+
+def refuse(pending: PendingSignIn | PendingLink, refused: ProviderSignInRefused) -> Response:
+    """Where a refused provider sign-in goes: the site's callback, the login or account page."""
+    current_app.logger.info("provider sign-in refused: %s", refused.code)
+    return _REFUSE[pending.mode](pending, refused)  # type: ignore[arg-type]

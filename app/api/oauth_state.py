@@ -15,6 +15,7 @@ from typing import Literal
 from flask import session
 
 from app.domain.errors import InvalidState
+from app.domain.providers import Profile
 from app.targets import Target
 
 _KEY = "svc_oauth"
@@ -65,3 +66,60 @@ def take(untrusted_state: str | None) -> PendingSignIn:
     if time.time() - pending.started_at > MAX_AGE:
         raise InvalidState()
     return pending
+
+
+# Sign-ins waiting for the person to prove an existing account (AccountNeedsProof) -------------
+
+_LINK_KEY = "svc_link"
+
+
+@dataclass(frozen=True)
+class PendingLink:
+    """A provider sign-in that found an account it may not link unasked: what the provider
+    said, which account, and how the sign-in was to finish. One per browser, for MAX_AGE."""
+
+    mode: Mode
+    redirect_uri: str | None
+    client_state: str | None
+    code_challenge: str | None
+    user_id: str
+    provider: str
+    subject: str
+    email: str
+    name: str
+    started_at: float
+
+    @property
+    def target(self) -> Target | None:
+        if self.redirect_uri is None:
+            return None
+        return Target(self.redirect_uri, self.client_state, self.code_challenge)
+
+    @property
+    def profile(self) -> Profile:
+        return Profile(self.provider, self.subject, self.email, True, self.name)
+
+
+def save_link(pending: PendingSignIn, profile: Profile, user_id: str) -> None:
+    assert profile.email is not None  # AccountNeedsProof comes from a verified address only
+    session[_LINK_KEY] = asdict(PendingLink(
+        mode=pending.mode, redirect_uri=pending.redirect_uri, client_state=pending.client_state,
+        code_challenge=pending.code_challenge, user_id=user_id, provider=profile.provider,
+        subject=profile.subject, email=profile.email, name=profile.name,
+        started_at=time.time()))
+
+
+def peek_link() -> PendingLink:
+    """The browser's pending link; InvalidState when there is none, or it is too old."""
+    found = session.get(_LINK_KEY)
+    try:
+        pending = PendingLink(**found) if isinstance(found, dict) else None
+    except TypeError:  # a cookie from an older version of this service
+        pending = None
+    if pending is None or time.time() - pending.started_at > MAX_AGE:
+        raise InvalidState()
+    return pending
+
+
+def drop_link() -> None:
+    session.pop(_LINK_KEY, None)

@@ -57,8 +57,9 @@ FROM_TOKENS = {  # after a response with tokens: refresh with its refresh token
 }
 
 OPERATIONS = (
-    Operation("post", "/api/v2/auth/signup", "signup", "Create an account and sign in", "v2",
-              {201: out.LoginResponse, 409: out.Problem}, body=body.SignupBody,
+    Operation("post", "/api/v2/auth/signup", "signup",
+              "Create an account and sign in (or, when confirmation is required, only create it)",
+              "v2", {201: out.SignupResponse, 409: out.Problem}, body=body.SignupBody,
               links={201: {**FROM_TOKENS, "LoginAfterSignup": {
                   "operationId": "login", "requestBody": {
                       "email": "$request.body#/email", "password": "$request.body#/password"}}}}),
@@ -68,7 +69,7 @@ OPERATIONS = (
     Operation("get", "/api/v2/auth/verify", "verify", "Check an access token", "v2",
               {200: out.VerifyResponse}, bearer=True),
     Operation("post", "/api/v2/auth/refresh", "refresh", "Rotate a refresh token", "v2",
-              {200: out.LoginResponse, 401: out.Problem}, body=body.RefreshBody,
+              {200: out.LoginResponse, 401: out.Problem, 403: out.Problem}, body=body.RefreshBody,
               links={200: FROM_TOKENS}),
     Operation("post", "/api/v2/auth/logout", "logout", "End sessions", "v2", {204: None},
               bearer=True, params=(Param("scope", description="Which sessions end.", schema={
@@ -90,7 +91,8 @@ OPERATIONS = (
               params=(PROVIDER, Param("state", required=True), Param("code"), Param("error"))),
     Operation("post", "/api/v2/auth/exchange-code", "exchangeCode",
               "Trade a one-time handoff code for tokens", "v2",
-              {200: out.LoginResponse, 401: out.Problem}, body=body.ExchangeCodeBody,
+              {200: out.LoginResponse, 401: out.Problem, 403: out.Problem},
+              body=body.ExchangeCodeBody,
               links={200: FROM_TOKENS}),
     Operation("post", "/api/v2/auth/forgot-password", "forgotPassword",
               "Mail a password-reset link", "v2", {202: out.Detail}, body=body.EmailBody),
@@ -106,7 +108,8 @@ OPERATIONS = (
               {200: out.V1LoginResponse, 401: out.Problem, 403: out.Problem},
               body=body.V1LoginBody, links={200: FROM_TOKENS}),
     Operation("post", "/api/v1/auth/refresh", "refreshV1", "Rotate a refresh token (v1 shape)",
-              "v1", {200: out.TokenPair, 401: out.Problem}, body=body.RefreshBody),
+              "v1", {200: out.TokenPair, 401: out.Problem, 403: out.Problem},
+              body=body.RefreshBody),
     Operation("get", "/api/v1/auth/{provider}/login", "startProviderSignInV1",
               "Start signing in with a provider, back to a named site", "v1",
               {302: "redirect", 400: out.Problem, 404: out.Problem},

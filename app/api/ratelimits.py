@@ -73,3 +73,5 @@ resend_confirmation = _limits(("resend-email", "LIMIT_FORGOT", _untrusted_email,
                               ("resend-ip", "LIMIT_FORGOT_IP", client_ip, {}))
 reset = _limits(("reset-ip", "LIMIT_RESET", client_ip, {}))
 change_password = _limits(("password-change-ip", "LIMIT_LOGIN", client_ip, {}))
+# Proving an existing account's password to link a provider: a password guess like any other.
+link_proof = _limits(("link-proof-ip", "LIMIT_LOGIN", client_ip, {}))

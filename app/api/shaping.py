@@ -38,6 +38,15 @@ def login_json(issued: IssuedTokens) -> dict[str, Any]:
     return {**token_fields(issued), "user": user_json(issued.user)}
 
 
+CONFIRMATION_PENDING = "Confirm your email address: we sent you a link. Then sign in."
+
+
+def confirmation_pending_json(user: User) -> dict[str, Any]:
+    """A sign-up that must confirm its address before any session exists: no tokens."""
+    return {"user": user_json(user), "confirmation_required": True,
+            "detail": CONFIRMATION_PENDING}
+
+
 NO_STORE = (("Cache-Control", "no-store"), ("Pragma", "no-cache"))
 
 

@@ -16,7 +16,13 @@ from app.api.schemas import (
     SignupBody,
     parse_body,
 )
-from app.api.shaping import account_json, client_info, login_json, no_store
+from app.api.shaping import (
+    account_json,
+    client_info,
+    confirmation_pending_json,
+    login_json,
+    no_store,
+)
 from app.domain import accounts, handoff, identities, recovery, sessions
 from app.domain.errors import InvalidBody
 
@@ -28,8 +34,10 @@ register_api_errors(bp)
 @ratelimits.signup
 def signup() -> Response:
     body = parse_body(SignupBody)
-    issued = accounts.sign_up(body.email, body.password, body.full_name, client_info())
-    recovery.send_confirmation(issued.user.id, client_info())
+    user, issued = accounts.sign_up(body.email, body.password, body.full_name, client_info())
+    recovery.send_confirmation(user.id, client_info())
+    if issued is None:  # SVC_REQUIRE_EMAIL_CONFIRMATION: no session before the link is used
+        return no_store(confirmation_pending_json(user), 201)
     return no_store(login_json(issued), 201)
 
 

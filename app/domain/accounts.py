@@ -2,52 +2,34 @@
 
 from __future__ import annotations
 
-from email_validator import EmailNotValidError, validate_email
 from flask import current_app
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app import emails
 from app.database import writes
-from app.domain import audit, sessions
+from app.domain import addresses, audit, sessions
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import (
-    EmailNotConfirmed,
-    EmailTaken,
-    InvalidBody,
-    InvalidCredentials,
-    NotFound,
-)
+from app.domain.errors import EmailTaken, InvalidCredentials, NotFound
 from app.domain.mail import outbox
 from app.domain.passwords import check_policy
 from app.domain.services import services
 from app.extensions import db
 from app.models import OneTimeToken, User
 
-MAX_EMAIL_LENGTH = 254
-
-
-def canonical_email(untrusted_email: str, pointer: str = "#/email") -> str:
-    """The address as we store it (domain lower-cased, IDNA and Unicode normalised)."""
-    try:
-        checked = validate_email(untrusted_email.strip(), check_deliverability=False)
-    except EmailNotValidError as error:
-        raise InvalidBody(errors=[{"pointer": pointer, "detail": str(error)}]) from None
-    if len(checked.normalized) > MAX_EMAIL_LENGTH:
-        raise InvalidBody(errors=[{"pointer": pointer, "detail": "The email address is too long."}])
-    return checked.normalized
-
-
-def email_key(email: str) -> str:
-    """What makes two addresses the same account: case does not count."""
-    return email.strip().casefold()
-
 
 def find_by_email(untrusted_email: str) -> User | None:
+    """The account of exactly this canonical address (app/domain/addresses.py), if any."""
     return db.session.scalars(
-        select(User).where(User.email_key == email_key(untrusted_email))
+        select(User).where(User.email_key == addresses.key(untrusted_email))
     ).one_or_none()
+
+
+def prove_address(user: User) -> None:
+    """Record that whoever acts now has just proved they hold the account's address (a link we
+    mailed, or a provider that verified it). The caller commits."""
+    user.email_verified, user.email_verified_at = True, now()
 
 
 def check_password_policy(password: str, email: str, pointer: str = "#/password") -> None:
@@ -64,7 +46,7 @@ def create_user(untrusted_email: str, password: str | None, full_name: str = "",
     The password is hashed before the write transaction begins: on SQLite that transaction
     holds the database's one write lock, which no one should wait for while argon2 runs.
     """
-    email = canonical_email(untrusted_email)
+    email = addresses.canonical(untrusted_email)
     password_hash = None
     if password is not None:
         check_password_policy(password, email)
@@ -79,7 +61,7 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
     if find_by_email(email) is not None:
         raise EmailTaken()
     at = now()
-    user = User(email=email, email_key=email_key(email), full_name=full_name.strip(), plan=plan,
+    user = User(email=email, email_key=email, full_name=full_name.strip(), plan=plan,
                 created_at=at, password_changed_at=at if password_hash else None,
                 password_hash=password_hash)
     db.session.add(user)
@@ -99,9 +81,12 @@ def register(untrusted_email: str, password: str, full_name: str, client: Client
 
 
 def sign_up(untrusted_email: str, password: str, full_name: str,
-            client: ClientInfo) -> sessions.IssuedTokens:
-    return sessions.sign_in(register(untrusted_email, password, full_name, client), "password",
-                            client)
+            client: ClientInfo) -> tuple[User, sessions.IssuedTokens | None]:
+    """A new account, and its first session unless the address must be confirmed first."""
+    user = register(untrusted_email, password, full_name, client)
+    if not sessions.may_open_session(user):
+        return user, None
+    return user, sessions.sign_in(user, "password", client)
 
 
 def authenticate(untrusted_email: str, password: str, client: ClientInfo) -> User:
@@ -114,17 +99,15 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo) -> Use
     # The hashing runs in a read transaction, which holds no lock on any database.
     result = services().hasher.verify(user.password_hash if user else None, password)
     if user is None or not result.ok or user.disabled_at is not None:
-        _record_failed_login(user, client)
+        record_failed_login(user, client)
         raise InvalidCredentials()
     if result.needs_rehash:
         _store_hash(user, services().hasher.hash(password))
-    if current_app.config["REQUIRE_EMAIL_CONFIRMATION"] and not user.email_verified:
-        raise EmailNotConfirmed()  # only after the password proved who is asking
     return user
 
 
 @writes
-def _record_failed_login(user: User | None, client: ClientInfo) -> None:
+def record_failed_login(user: User | None, client: ClientInfo) -> None:
     audit.record("login_failed", client, user_id=user.id if user else None)
     db.session.commit()
 
@@ -136,9 +119,9 @@ def _store_hash(user: User, password_hash: str) -> None:
 
 
 @writes
-def set_password(user: User, password_hash: str) -> None:
-    """Every change of password goes through here: outstanding reset links die with it.
-    The caller decides which sessions end, and commits."""
+def set_password(user: User, password_hash: str | None) -> None:
+    """Every change of password goes through here (None removes it): outstanding reset links
+    die with it. The caller decides which sessions end, and commits."""
     user.password_hash, user.password_changed_at = password_hash, now()
     db.session.execute(delete(OneTimeToken).where(
         OneTimeToken.user_id == user.id, OneTimeToken.purpose == OneTimeToken.RESET_PASSWORD))
@@ -153,7 +136,7 @@ def change_password(user: User, current_password: str, new_password: str, client
     """Change a password with the current one: every other session ends, and the owner is
     told by mail. InvalidCredentials when the current password is wrong."""
     if not services().hasher.verify(user.password_hash, current_password).ok:
-        _record_failed_login(user, client)
+        record_failed_login(user, client)
         raise InvalidCredentials("The current password is not right.")
     check_password_policy(new_password, user.email, pointer="#/new_password")
     _apply_password_change(user, services().hasher.hash(new_password), client, keep_session)

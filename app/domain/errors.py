@@ -146,6 +146,24 @@ class AccountExists(ProviderSignInRefused):
               "this provider from your account page.")
 
 
+class AccountNeedsProof(AccountExists):
+    """A provider's verified address belongs to an account whose password may have been set by
+    someone else (before the address was proved). The person proves they hold that password, or
+    takes the account over, which removes the password and ends every session."""
+
+    detail = ("An account with this email already exists. Enter its password to link this "
+              "provider, or continue with the provider alone.")
+
+    def __init__(self, user_id: str) -> None:
+        super().__init__()
+        self.user_id = user_id
+
+
+class AccountEmailNotVerified(ProviderSignInRefused):
+    code = "confirm_email_first"
+    detail = "Confirm your email address before linking a sign-in provider."
+
+
 class ProviderEmailNotVerified(ProviderSignInRefused):
     code = "email_not_verified"
     detail = "The provider has not verified this email address. Verify it there, then try again."

@@ -45,6 +45,8 @@ def checked_challenge(untrusted_challenge: str | None, untrusted_method: str | N
 
 @writes
 def issue(user: User, provider: str, redirect_uri: str, code_challenge: str | None) -> str:
+    """A code for `user`'s client site; EmailNotConfirmed when the account may not sign in."""
+    sessions.require_confirmed(user)
     raw = tokens.new_secret()
     at = now()
     db.session.add(HandoffCode(code_hash=tokens.hash_secret(raw), user_id=user.id,

@@ -1,59 +1,145 @@
-"""Accounts seen through Google and GitHub: find, link, create, list and unlink identities."""
+"""Accounts seen through Google and GitHub: find, link, create, list and unlink identities.
+
+Who may attach a provider to an account is the whole of account takeover, so every rule is here:
+
+- An identity is found by (provider, subject) only, never by email.
+- A provider's address counts only when the provider verified it, and matches an account only
+  when the two canonical addresses are equal (app/domain/addresses.py).
+- A matching account is linked automatically only when its password was set after its address
+  was proved, or it has none. Otherwise the password may be a stranger's, set when they signed
+  up with an address that was not theirs: the person proves they hold it, or takes the account
+  over, which removes it and ends every session (AccountNeedsProof).
+- From the account page, only an account whose address is verified may link a provider.
+- A password reset unlinks every provider (recovery.py): the reset proved the address, not who
+  linked them.
+- The owner is mailed on every link and unlink.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
+from app import emails
 from app.database import writes
-from app.domain import accounts, audit
+from app.domain import accounts, addresses, audit, sessions
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
-    AccountExists,
+    AccountEmailNotVerified,
+    AccountNeedsProof,
     IdentityInUse,
+    InvalidCredentials,
     LastSignInMethod,
     NotFound,
     ProviderEmailNotVerified,
     ProviderSignInRefused,
 )
+from app.domain.mail import Message, outbox
 from app.domain.providers import Profile
+from app.domain.services import services
 from app.extensions import db
 from app.models import Identity, User
 
 
 @writes
 def user_for(profile: Profile, client: ClientInfo) -> User:
-    """The account this provider identity signs in to, creating or linking one if allowed.
-
-    An identity is found by (provider, subject) only. An email match links the identity to an
-    existing account only when both the provider and we have verified that email: otherwise
-    whoever controls an unverified address could take over, or pre-register, a victim's account.
-    A new account is made only from a verified email, for the same reason.
-    """
-    identity = db.session.scalars(select(Identity).where(
-        Identity.provider == profile.provider, Identity.subject == profile.subject)).one_or_none()
+    """The account this provider identity signs in to, creating or linking one if allowed;
+    AccountNeedsProof when the matching account must first be proved or taken over."""
+    identity = _find(profile)
     if identity is not None:
         user = db.session.get(User, identity.user_id)
         assert user is not None
         _refuse_if_disabled(user, client)
         identity.email = profile.email
+        db.session.commit()
         return user
     if not profile.email or not profile.email_verified:
         raise ProviderEmailNotVerified()
     user = accounts.find_by_email(profile.email)
-    if user is not None:
-        if not user.email_verified:
-            audit.record("provider_link_refused", client, user_id=user.id)
-            db.session.commit()
-            raise AccountExists()
-        _refuse_if_disabled(user, client)
-    else:
-        user = accounts.create_user(profile.email, None, profile.name[:200])
-        user.email_verified = True
+    if user is None:
+        user = accounts.create_user(profile.email, None, profile.name)
+        accounts.prove_address(user)
         audit.record("signed_up", client, user_id=user.id)
+        _link(user, profile, client)
+        db.session.commit()
+        return user
+    _refuse_if_disabled(user, client)
+    if not links_automatically(user):
+        audit.record("provider_link_needs_proof", client, user_id=user.id)
+        db.session.commit()
+        raise AccountNeedsProof(user.id)
+    if not user.email_verified:
+        accounts.prove_address(user)  # the provider verified it, and it is the account's
     _link(user, profile, client)
+    db.session.commit()
+    _tell_owner(emails.provider_linked(user.email, profile.provider))
     return user
+
+
+def links_automatically(user: User) -> bool:
+    """Whether a provider that verified this account's address may be linked to it unasked:
+    only when no one but the address's holder can know its password."""
+    if user.password_hash is None:
+        return True
+    proved, password_set = user.email_verified_at, user.password_changed_at
+    return (user.email_verified and proved is not None and password_set is not None
+            and password_set >= proved)
+
+
+def link_with_password(user_id: str, profile: Profile, password: str,
+                       client: ClientInfo) -> User:
+    """Finish an AccountNeedsProof by proving the account's password: InvalidCredentials if
+    it is wrong (counted as a failed sign-in)."""
+    user = _account_to_prove(user_id, profile)
+    if not services().hasher.verify(user.password_hash, password).ok:
+        accounts.record_failed_login(user, client)
+        raise InvalidCredentials("The password is not right.")
+    return _link_proved(user.id, profile, client, take_over=False)
+
+
+def link_taking_over(user_id: str, profile: Profile, client: ClientInfo) -> User:
+    """Finish an AccountNeedsProof without the password: the provider proved the address, which
+    is as much as a reset link proves, so it does what a reset does: the password is removed,
+    every session ends and every other provider is unlinked."""
+    _account_to_prove(user_id, profile)
+    return _link_proved(user_id, profile, client, take_over=True)
+
+
+def _account_to_prove(user_id: str, profile: Profile) -> User:
+    """The account an AccountNeedsProof named, if it still matches the profile."""
+    user = db.session.get(User, user_id)
+    if (user is None or user.disabled_at is not None or not profile.email
+            or not profile.email_verified or addresses.key(profile.email) != user.email_key):
+        raise ProviderSignInRefused()
+    return user
+
+
+@writes
+def _link_proved(user_id: str, profile: Profile, client: ClientInfo, *, take_over: bool) -> User:
+    user = db.session.get(User, user_id)
+    assert user is not None
+    identity = _find(profile)
+    if identity is not None and identity.user_id != user.id:
+        raise IdentityInUse()
+    if take_over:
+        accounts.set_password(user, None)
+        unlink_all(user.id, client)
+        identity = None
+        sessions.revoke_all(user.id, "provider_took_over")
+        audit.record("provider_took_over", client, user_id=user.id)
+    if take_over or not user.email_verified:
+        accounts.prove_address(user)
+    if identity is None:
+        _link(user, profile, client)
+    db.session.commit()
+    _tell_owner(emails.provider_linked(user.email, profile.provider, took_over=take_over))
+    return user
+
+
+def _find(profile: Profile) -> Identity | None:
+    return db.session.scalars(select(Identity).where(
+        Identity.provider == profile.provider, Identity.subject == profile.subject)).one_or_none()
 
 
 def _refuse_if_disabled(user: User, client: ClientInfo) -> None:
@@ -74,18 +160,32 @@ def _link(user: User, profile: Profile, client: ClientInfo) -> None:
     audit.record(f"provider_linked_{profile.provider}", client, user_id=user.id)
 
 
+def _tell_owner(message: Message) -> None:
+    outbox().run_later(lambda: outbox().send(message))
+
+
 @writes
 def link(user: User, profile: Profile, client: ClientInfo) -> None:
     """Link an identity to the signed-in account that asked for it, whatever its email: the
-    person proved both sides in one browser. An identity already linked elsewhere stays there."""
-    existing = db.session.scalars(select(Identity).where(
-        Identity.provider == profile.provider, Identity.subject == profile.subject)).one_or_none()
+    person proved both sides in one browser. Only an account whose address is verified may: an
+    unconfirmed one may belong to someone who signed up with another person's address. An
+    identity already linked elsewhere stays there."""
+    if not user.email_verified:
+        raise AccountEmailNotVerified()
+    existing = _find(profile)
     if existing is not None:
         if existing.user_id != user.id:
             raise IdentityInUse()
         return
     _link(user, profile, client)
     db.session.commit()
+    _tell_owner(emails.provider_linked(user.email, profile.provider))
+
+
+def check_may_link(user: User) -> None:
+    """AccountEmailNotVerified before sending someone to a provider for nothing."""
+    if not user.email_verified:
+        raise AccountEmailNotVerified()
 
 
 def providers_of(user_id: str) -> list[str]:
@@ -108,3 +208,15 @@ def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
     db.session.delete(identity)
     audit.record(f"provider_unlinked_{provider}", client, user_id=user.id)
     db.session.commit()
+    _tell_owner(emails.provider_unlinked(user.email, provider))
+
+
+@writes
+def unlink_all(user_id: str, client: ClientInfo) -> list[str]:
+    """Unlink every provider of an account (a reset, a takeover); the caller commits and tells
+    the owner. The providers that were linked, by name."""
+    unlinked = providers_of(user_id)
+    db.session.execute(delete(Identity).where(Identity.user_id == user_id))
+    for provider in unlinked:
+        audit.record(f"provider_unlinked_{provider}", client, user_id=user_id)
+    return unlinked

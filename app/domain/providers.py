@@ -15,7 +15,8 @@ from flask import Flask, current_app
 from joserfc.errors import JoseError
 from requests import RequestException
 
-from app.domain.errors import ProviderFailed, ProviderNotEnabled, UnknownProvider
+from app.domain import addresses, text
+from app.domain.errors import InvalidBody, ProviderFailed, ProviderNotEnabled, UnknownProvider
 
 PROVIDERS = ("google", "github")
 DISPLAY_NAMES = {"google": "Google", "github": "GitHub", "password": "password"}
@@ -23,13 +24,39 @@ DISPLAY_NAMES = {"google": "Google", "github": "GitHub", "password": "password"}
 
 @dataclass(frozen=True)
 class Profile:
-    """What a provider tells us about the person, normalised across providers."""
+    """What a provider tells us about the person, normalised across providers and checked like
+    anything a person types (app/domain/text.py): build one with `profile_from`."""
 
     provider: str
     subject: str
-    email: str | None
+    email: str | None  # canonical (app/domain/addresses.py), or None when unusable
     email_verified: bool
     name: str
+
+
+MAX_SUBJECT_LENGTH = 255
+MAX_NAME_LENGTH = 200
+
+
+def profile_from(provider: str, untrusted_subject: str, untrusted_email: object,
+                 email_verified: bool, untrusted_name: object) -> Profile:
+    """A Profile from a provider's answer, which is input like any other.
+
+    The subject must be printable text (ValueError otherwise: the answer is broken). An address
+    that is not a valid one, or holds control or bidi characters, is no address: nothing is
+    linked or created by it. A display name is cleaned of such characters and shortened.
+    """
+    if not untrusted_subject or len(untrusted_subject) > MAX_SUBJECT_LENGTH or \
+            not text.is_printable(untrusted_subject):
+        raise ValueError("the provider's subject is not a usable identifier")
+    email = None
+    if isinstance(untrusted_email, str):
+        try:
+            email = addresses.canonical(untrusted_email)
+        except InvalidBody:
+            email = None
+    name = text.cleaned(untrusted_name, MAX_NAME_LENGTH) if isinstance(untrusted_name, str) else ""
+    return Profile(provider, untrusted_subject, email, email is not None and email_verified, name)
 
 
 @dataclass(frozen=True)
@@ -118,8 +145,8 @@ def _google_profile(client: Any, token: dict[str, Any], nonce: str | None) -> Pr
     claims = client.parse_id_token(token, nonce=nonce, leeway=60)
     if claims is None:
         raise ValueError("no id_token in Google's answer")
-    return Profile("google", str(claims["sub"]), claims.get("email"),
-                   claims.get("email_verified") is True, str(claims.get("name") or ""))
+    return profile_from("google", str(claims["sub"]), claims.get("email"),
+                        claims.get("email_verified") is True, claims.get("name") or "")
 
 
 def _github_profile(client: Any, token: dict[str, Any]) -> Profile:
@@ -130,7 +157,7 @@ def _github_profile(client: Any, token: dict[str, Any]) -> Profile:
     person = user.json()
     listed = [e for e in emails.json() if isinstance(e, dict) and isinstance(e.get("email"), str)]
     primary = next((e for e in listed if e.get("primary") is True), None)
-    return Profile("github", str(person["id"]),
-                   primary["email"] if primary else None,
-                   bool(primary and primary.get("verified") is True),
-                   str(person.get("name") or person.get("login") or ""))
+    return profile_from("github", str(person["id"]),
+                        primary["email"] if primary else None,
+                        bool(primary and primary.get("verified") is True),
+                        person.get("name") or person.get("login") or "")

@@ -16,7 +16,7 @@ from sqlalchemy import delete, update
 
 from app import emails
 from app.database import writes
-from app.domain import accounts, audit, sessions, tokens
+from app.domain import accounts, audit, identities, sessions, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
@@ -90,7 +90,9 @@ def reset_token_is_live(raw: str) -> bool:
 
 
 def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
-    """Set a new password with a reset token: every session ends, and the owner is told."""
+    """Set a new password with a reset token: every session ends, every provider linked before
+    is unlinked (the link proved the address, so whoever linked them may not be its owner), and
+    the owner is told."""
     row = _live(raw, RESET)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or user.disabled_at is not None or (
@@ -98,21 +100,23 @@ def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
         raise InvalidResetToken()
     accounts.check_password_policy(new_password, user.email, pointer="#/new_password")
     new_hash = services().hasher.hash(new_password)  # outside the write transaction
-    _apply_reset(row, user, new_hash, client)
-    outbox().run_later(lambda: outbox().send(emails.password_changed(user.email)))
+    unlinked = _apply_reset(row, user, new_hash, client)
+    outbox().run_later(lambda: outbox().send(emails.password_changed(user.email, unlinked)))
 
 
 @writes
-def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInfo) -> None:
+def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInfo) -> list[str]:
     if not _claim(row):
         db.session.rollback()
         raise InvalidResetToken()
     accounts.set_password(user, new_hash)
     if row.email == user.email:
-        user.email_verified = True  # the reset link proved this inbox is theirs
+        accounts.prove_address(user)  # the reset link proved this inbox is theirs
+    unlinked = identities.unlink_all(user.id, client)
     sessions.revoke_all(user.id, "password_reset")
     audit.record("password_reset", client, user_id=user.id)
     db.session.commit()
+    return unlinked
 
 
 # Email confirmation --------------------------------------------------------------------------
@@ -141,7 +145,7 @@ def confirm_email(raw: str, client: ClientInfo) -> User:
     if row is None or user is None or row.email != user.email or not _claim(row):
         db.session.rollback()
         raise InvalidConfirmationToken()
-    user.email_verified = True
+    accounts.prove_address(user)
     audit.record("email_confirmed", client, user_id=user.id)
     db.session.commit()
     return user

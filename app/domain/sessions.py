@@ -14,7 +14,7 @@ from app.domain import audit, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.directory import Account, note_revoked
-from app.domain.errors import InvalidRefreshToken, SessionRevoked
+from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
 from app.domain.rows import insert_loaded, insert_values
 from app.domain.services import services
 from app.extensions import db
@@ -43,6 +43,19 @@ def _seconds(setting: str) -> timedelta:
 
 # Signing in ----------------------------------------------------------------------------------
 
+def may_open_session(user: User) -> bool:
+    """Whether this account may hold a session at all: with SVC_REQUIRE_EMAIL_CONFIRMATION, not
+    before its address is confirmed, whatever the way in."""
+    return user.email_verified or not current_app.config["REQUIRE_EMAIL_CONFIRMATION"]
+
+
+def require_confirmed(user: User) -> None:
+    """EmailNotConfirmed unless the account may hold a session. Every way in ends here: a new
+    session, a handoff code, and every refresh (of sessions opened before the setting, too)."""
+    if not may_open_session(user):
+        raise EmailNotConfirmed()
+
+
 @writes
 def sign_in(user: User, provider: str, client: ClientInfo, *,
             commit: bool = True) -> IssuedTokens:
@@ -58,7 +71,9 @@ def sign_in(user: User, provider: str, client: ClientInfo, *,
 @writes
 def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
     """A session without tokens yet (the service's own browser session starts so), written
-    with its audit event; the caller commits."""
+    with its audit event; the caller commits. EmailNotConfirmed when the account may not hold
+    one yet."""
+    require_confirmed(user)
     at = now()
     session = insert_loaded(AuthSession, {
         "id": new_id(), "user_id": user.id, "provider": provider, "created_at": at,
@@ -110,6 +125,7 @@ def refresh(raw: str, client: ClientInfo) -> IssuedTokens:
     """
     for _attempt in range(2):
         row = _find_refresh_token(raw)
+        require_confirmed(row.session.user)
         at = now()
         if row.rotated_at is not None:
             return _answer_rotated(row, raw, at, client)

@@ -1,7 +1,30 @@
-"""The characters we accept in what people type, for the API's schemas and the hosted forms
-alike: no NUL or other control character in anything that names or identifies (PostgreSQL
-cannot even store a NUL); passwords may hold any character but NUL (no keyboard types one)."""
+"""The characters we accept in what people type and what providers tell us, for the API's
+schemas, the hosted forms and provider profiles alike.
 
-CONTROL_CHARACTERS = r"\x00-\x1f\x7f"  # a regular-expression character range
-PRINTABLE = rf"^[^{CONTROL_CHARACTERS}]*$"
+No control character (C0, DEL, C1) and no bidirectional formatting character in anything that
+names or identifies: PostgreSQL cannot even store a NUL, CR/LF and ESC forge log lines and
+terminal output, and bidi overrides make an address or a name read as something it is not.
+Passwords may hold any character but NUL (no keyboard types one).
+"""
+
+import re
+
+CONTROL_CHARACTERS = r"\x00-\x1f\x7f-\x9f"  # a regular-expression character range
+# Embeddings and overrides (U+202A-U+202E) and isolates (U+2066-U+2069): the characters of
+# "Trojan Source" spoofing. Escapes that Python's and pydantic's (Rust) regexes both read.
+BIDI_CONTROLS = r"\u202a-\u202e\u2066-\u2069"
+UNSAFE = CONTROL_CHARACTERS + BIDI_CONTROLS
+PRINTABLE = f"^[^{UNSAFE}]*$"
 NO_NUL = r"^[^\x00]*$"
+
+_UNSAFE_RUN = re.compile(f"[{UNSAFE}\\s]+")
+
+
+def is_printable(untrusted: str) -> bool:
+    return re.match(PRINTABLE, untrusted) is not None
+
+
+def cleaned(untrusted: str, max_length: int) -> str:
+    """Text from someone we cannot ask to type it again (a provider's display name): every run
+    of unsafe characters and white space becomes one space, then it is cut to `max_length`."""
+    return _UNSAFE_RUN.sub(" ", untrusted).strip()[:max_length].strip()

@@ -13,14 +13,20 @@ class User(db.Model):
     __tablename__ = "users"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    # The address in its canonical form (app/domain/addresses.py), shown exactly as stored.
     email: Mapped[str] = mapped_column(String(254))
-    # The email folded to lower case: one account per address, whatever its case.
+    # The same canonical form, unique: one account per address. Rows that the canonicalising
+    # migration found colliding keep their earlier key until an operator settles them.
     email_key: Mapped[str] = mapped_column(String(254), unique=True)
     full_name: Mapped[str] = mapped_column(String(200), default="")
     # None for accounts that only sign in through a provider.
     password_hash: Mapped[str | None] = mapped_column(String(255))
     plan: Mapped[str] = mapped_column(String(32), default="free")
     email_verified: Mapped[bool] = mapped_column(default=False)
+    # When the address was last proved (a confirmation or reset link, or a provider that verified
+    # it). None for accounts verified before this was recorded: treated as "not after the
+    # password", the cautious side (app/domain/identities.py).
+    email_verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     password_changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -92,4 +92,4 @@ def _duration(seconds: int) -> str:
     return f"{math.ceil(seconds / 60)} minutes"
 
 
-from app.pages import account, auth  # noqa: E402,F401  (routes register on bp)
+from app.pages import account, auth, link  # noqa: E402,F401  (routes register on bp)

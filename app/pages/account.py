@@ -80,7 +80,12 @@ def resend_confirmation() -> Response:
 @login_required
 def link_provider(provider: str) -> Response:
     providers.check_enabled(provider)
-    return start_provider(provider, "link", None, user_id=_signed_in().user.id)
+    user = _signed_in().user
+    try:
+        identities.check_may_link(user)
+    except AuthError as refused:
+        return redirect(url_for(".account", error=refused.code))
+    return start_provider(provider, "link", None, user_id=user.id)
 
 
 @bp.post("/account/unlink/<provider:provider>")

@@ -8,7 +8,7 @@ from app import targets
 from app.api import ratelimits
 from app.api.oauth import start as start_provider
 from app.api.shaping import client_info
-from app.domain import accounts, providers, recovery
+from app.domain import accounts, providers, recovery, sessions
 from app.domain.errors import (
     AuthError,
     EmailNotConfirmed,
@@ -31,6 +31,8 @@ PROVIDER_ERRORS = {
                           "then try again.",
     "account_exists": "An account with this email already exists. Sign in with your password, "
                       "then link the provider from your account page.",
+    "confirm_email_first": "Confirm your email address before linking a sign-in provider: use "
+                           "the link we mailed you.",
 }
 
 
@@ -75,10 +77,11 @@ def login_submit() -> Page:
         return _page("pages/login.html", target, 422, form=form)
     try:
         user = accounts.authenticate(form.email.data, form.password.data, client_info())
+        signed_in = browser.sign_in(user, "password")
     except (InvalidCredentials, EmailNotConfirmed) as error:
         form.form_errors.append(error.detail)
         return _page("pages/login.html", target, error.status, form=form)
-    return _finish(browser.sign_in(user, "password"), target)
+    return _finish(signed_in, target)
 
 
 @bp.get("/login/<provider:provider>")
@@ -111,6 +114,8 @@ def signup_submit() -> Page:
         _field_errors(form, error)
         return _page("pages/signup.html", target, 422, form=form)
     recovery.send_confirmation(user.id, client_info())
+    if not sessions.may_open_session(user):  # no session before the address is confirmed
+        return _page("pages/confirm_sent.html", target, 201, email=user.email)
     return _finish(browser.sign_in(user, "password"), target)
 
 

@@ -10,7 +10,7 @@ from app.domain import text
 
 # The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
 # in a form would reach PostgreSQL, which cannot store one, and become a 500.
-PRINTABLE = Regexp(text.PRINTABLE, message="Remove the control characters.")
+PRINTABLE = Regexp(text.PRINTABLE, message="Remove the control and formatting characters.")
 PASSWORD = [DataRequired(), Length(max=1024),
             Regexp(text.NO_NUL, message="A password cannot hold a NUL character.")]
 
@@ -30,6 +30,13 @@ class SignupForm(FlaskForm):  # type: ignore[misc]
     password = PasswordField("Password", validators=PASSWORD,
                              render_kw={"autocomplete": "new-password", "minlength": 8},
                              description="At least 8 characters. A few unusual words work well.")
+
+
+class LinkPasswordForm(FlaskForm):  # type: ignore[misc]
+    """Prove an existing account's password to link a provider to it."""
+
+    password = PasswordField("Password of this account", validators=PASSWORD,
+                             render_kw={"autocomplete": "current-password"})
 
 
 class ForgotPasswordForm(FlaskForm):  # type: ignore[misc]

@@ -37,9 +37,10 @@ def test_a_registered_email_in_any_case_is_409(client):
     assert response.get_json()["code"] == "email_taken"
 
 
-def test_email_domain_is_normalised(client):
+def test_email_is_stored_in_its_canonical_form(client):
+    """ASCII letters lower-cased on both sides of the @ (issue 12: one canonical form)."""
     body = signup(client, "Grace@Example.COM").get_json()
-    assert body["user"]["email"] == "Grace@example.com"
+    assert body["user"]["email"] == "grace@example.com"
 
 
 def test_invalid_email_is_422_with_a_pointer(client):

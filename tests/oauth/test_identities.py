@@ -14,6 +14,8 @@ from app.models import Identity, User
 from tests.conftest import bearer
 
 CLIENT = ClientInfo()
+# An address proved before the password was last set (say, by a reset): links automatically.
+PROVED_LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def profile(subject="g-1", email="ada@example.com", verified=True, provider="google",
@@ -49,8 +51,9 @@ def test_the_same_email_on_two_providers_is_two_identities_of_one_account(app):
         assert identities.providers_of(google) == ["github", "google"]
 
 
-def test_a_verified_match_links_to_a_verified_local_account(app, make_user):
-    local = make_user("ada@example.com", email_verified=True)
+def test_a_verified_match_links_to_an_account_whose_password_came_after_the_proof(app,
+                                                                                 make_user):
+    local = make_user("ada@example.com", email_verified=True, email_verified_at=PROVED_LONG_AGO)
     assert sign_in(app, profile()) == local.id
 
 
@@ -84,7 +87,7 @@ def test_a_disabled_account_is_refused(app, make_user):
 
 
 def test_verify_lists_linked_providers_and_unlink_keeps_a_way_in(app, client, make_user, login):
-    account = make_user("ada@example.com", email_verified=True)
+    account = make_user("ada@example.com", email_verified=True, email_verified_at=PROVED_LONG_AGO)
     sign_in(app, profile(provider="google"))
     auth = bearer(login(account)["access_token"])
     verify = client.get("/api/v2/auth/verify", headers=auth)

@@ -3,6 +3,7 @@ local server speaking its authorize, token, /user and /user/emails endpoints."""
 
 import base64
 import hashlib
+from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -147,14 +148,16 @@ def test_an_unverified_google_email_matching_an_account_gets_no_access(
     assert "code" not in params and params["error"] == "email_not_verified"
 
 
-def test_a_verified_email_of_an_unconfirmed_account_is_not_linked(
+def test_a_verified_email_of_an_unconfirmed_account_is_not_linked_unasked(
         client, make_user, oidc_server_clean):
+    """The password may be a stranger's: the person is asked to prove it (issue 12, item 1)."""
     make_user("ada@example.com", email_verified=False)
-    assert landing(sign_in(client, "google"))[1]["error"] == "account_exists"
+    assert sign_in(client, "google") == "/login/link"
 
 
 def test_a_verified_email_of_a_confirmed_account_links_it(client, make_user):
-    local = make_user("ada@example.com", email_verified=True)
+    local = make_user("ada@example.com", email_verified=True,
+                      email_verified_at=datetime(2020, 1, 1, tzinfo=UTC))
     body = exchange(client, landing(sign_in(client, "google"))[1]["code"], "google").get_json()
     assert body["user"]["id"] == local.id
 

@@ -144,7 +144,17 @@ def test_changing_the_password_needs_the_current_one(signed_in):
     assert response.status_code == 401 and b"current password is not right" in response.data
 
 
+def confirm_address(app, account):
+    with app.app_context():
+        from app.domain import accounts
+        from app.extensions import db
+        from app.models import User
+        accounts.prove_address(db.session.get(User, account.id))
+        db.session.commit()
+
+
 def test_linked_providers_can_be_unlinked_while_a_password_remains(app, signed_in, user):
+    confirm_address(app, user)
     with app.app_context():
         from app.extensions import db
         from app.models import User
@@ -156,7 +166,8 @@ def test_linked_providers_can_be_unlinked_while_a_password_remains(app, signed_i
     assert "GitHub is no longer linked." in page and "Unlink" not in page
 
 
-def test_linking_starts_at_the_provider_in_link_mode(signed_in, user):
+def test_linking_starts_at_the_provider_in_link_mode(app, signed_in, user):
+    confirm_address(app, user)
     with signed_in:
         response = post_action(signed_in, "/account/link/github")
         assert response.status_code == 302

@@ -193,7 +193,7 @@ def test_control_characters_in_a_form_are_a_422_never_a_500(client, path, data):
     """On PostgreSQL a NUL would reach the driver and fail there: the form refuses it first."""
     response = submit(client, path, data)
     assert response.status_code == 422
-    assert b"Remove the control characters." in response.data
+    assert b"Remove the control and formatting characters." in response.data
 
 
 def test_a_nul_in_a_form_password_is_refused_as_the_api_refuses_it(app, client):

@@ -1,0 +1,50 @@
+"""What "the same email address" means: one canonical form, for storage, lookup, uniqueness,
+rate-limit keys and linking.
+
+- The domain is in its ASCII (IDNA 2008) form, lower-cased: `Straße.de` is `xn--strae-oqa.de`,
+  a different domain from `strasse.de` that anyone can register, so the two never meet.
+- The local part is NFC (RFC 6532) with ASCII letters lower-cased and every other character
+  kept exactly: `ß` is not `ss`, `ς` is not `σ`, a fullwidth or Cyrillic `а` is not `a`. Mail
+  servers may treat such local parts as they like; we never guess that two of them are the same
+  mailbox, so a look-alike address is simply another account, and it is shown exactly as stored.
+
+Deliberately not `str.casefold()`, which maps `ß` to `ss` and `ς` to `σ`: two people's
+addresses would become one account.
+"""
+
+from __future__ import annotations
+
+from email_validator import EmailNotValidError, validate_email
+
+from app.domain import text
+from app.domain.errors import InvalidBody
+
+MAX_LENGTH = 254
+_ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def canonical(untrusted_email: str, pointer: str = "#/email") -> str:
+    """The address in its canonical form; InvalidBody if it is not a valid address."""
+    def refuse(detail: str) -> InvalidBody:
+        return InvalidBody(errors=[{"pointer": pointer, "detail": detail}])
+
+    if not text.is_printable(untrusted_email):
+        raise refuse("The email address holds control or formatting characters.")
+    try:
+        checked = validate_email(untrusted_email.strip(), check_deliverability=False)
+    except EmailNotValidError as error:
+        raise refuse(str(error)) from None
+    address = f"{checked.local_part.translate(_ASCII_UPPER)}@{checked.ascii_domain.lower()}"
+    if len(address) > MAX_LENGTH:
+        raise refuse("The email address is too long.")
+    return address
+
+
+def key(untrusted_email: str) -> str:
+    """The canonical form for lookups and counter keys, for any string at all: one that is no
+    valid address gets a stand-in that no stored address can equal (stored ones are canonical,
+    and a string equal to a canonical address would have been valid)."""
+    try:
+        return canonical(untrusted_email)
+    except InvalidBody:
+        return untrusted_email.strip().translate(_ASCII_UPPER)[:320]

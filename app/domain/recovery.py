@@ -109,9 +109,9 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
     if not _claim(row):
         db.session.rollback()
         raise InvalidResetToken()
-    accounts.set_password(user, new_hash)
     if row.email == user.email:
-        accounts.prove_address(user)  # the reset link proved this inbox is theirs
+        accounts.prove_address(user)  # the reset link proved this inbox is theirs...
+    accounts.set_password(user, new_hash)  # ...and then its holder chose the password
     unlinked = identities.unlink_all(user.id, client)
     sessions.revoke_all(user.id, "password_reset")
     audit.record("password_reset", client, user_id=user.id)

@@ -24,7 +24,7 @@ down_revision = '0003'
 branch_labels = None
 depends_on = None
 
-log = logging.getLogger("alembic.runtime.migration")
+log = logging.getLogger("svc_auth.migrations")  # printed with alembic's own output
 
 
 def upgrade():

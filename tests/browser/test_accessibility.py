@@ -137,6 +137,16 @@ def account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load
     return site.base_url, lambda: page.goto(site.url("/account"))
 
 
+def link_account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
+    email = unique_email("a11y-link")
+    create_account(site, email)  # unconfirmed, with a password: Google must ask for proof
+    site.oidc.next_login(sub=f"google-{email}", email=email, email_verified=True)
+    page.goto(site.url("/login"))
+    page.get_by_role("link", name="Sign in with Google").click()
+    expect(page).to_have_url(site.url("/login/link"))
+    return site.base_url, lambda: page.goto(site.url("/login/link"))
+
+
 def unknown_callback(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
     return site.base_url, lambda: page.goto(site.url("/login?callback=unknown"))
 
@@ -174,6 +184,7 @@ PAGES: dict[str, tuple[Reach, int]] = {
     "reset-link-used": (reset_link_used, 400),
     "confirm-email": (confirm_email, 200),
     "account": (account, 200),
+    "link-account": (link_account, 200),
     "unknown-callback": (unknown_callback, 400),
     "oauth-error": (oauth_error, 400),
     "not-found": (not_found, 404),

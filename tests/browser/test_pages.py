@@ -157,19 +157,44 @@ def test_sign_up_with_google_keeps_the_sites_state_and_pkce(page: Page, site: Si
     assert answer.json()["user"]["email"] == email
 
 
-def test_google_for_an_email_with_a_password_account_explains_what_to_do(page: Page, site: Site):
+def test_google_for_an_email_with_a_password_account_asks_for_that_password(page: Page,
+                                                                            site: Site):
+    """Its password may be a stranger's (issue 12): no silent link. The person proves it, and
+    the sign-in goes on to the site with its state."""
     email = unique_email("exists")
     create_account(site, email)  # its email is not confirmed: no automatic linking
     site.oidc.next_login(sub=f"google-{email}", email=email, email_verified=True)
     page.goto(site.url("/login?callback=symbols&state=e1"))
     page.get_by_role("link", name="Sign in with Google").click()
 
-    expect(page.get_by_role("alert")).to_contain_text("An account with this email already exists")
-    expect(page).to_have_url(re.compile(r"/login\?.*error=account_exists"))
-    # The way back to the site is still there: signing in with the password goes back to it.
-    sign_in_with_form(page, email, PASSWORD)
+    expect(page).to_have_url(site.url("/login/link"))
+    expect(page.get_by_role("heading", level=1)).to_have_text("This email already has an account")
+    expect(page.get_by_text(email)).to_be_visible()
+    page.get_by_label("Password of this account").fill("not the password")
+    page.get_by_role("button", name="Link Google").click()
+    expect(page.get_by_text("The password is not right.")).to_be_visible()
+    page.get_by_label("Password of this account").fill(PASSWORD)
+    page.get_by_role("button", name="Link Google").click()
     back = wait_for_callback(page, site.symbols_cb)
-    assert (back["provider"], back["state"]) == ("password", "e1")
+    assert (back["provider"], back["state"]) == ("google", "e1")
+    assert exchange(site, back["code"], "google").json()["user"]["email"] == email
+
+
+def test_google_for_someone_elses_password_account_takes_it_over(page: Page, site: Site):
+    """A stranger signed up with this address and a password: the owner, signing in with Google,
+    continues with Google alone, and the stranger's password stops working."""
+    email = unique_email("pre-registered")
+    create_account(site, email, password="the stranger's passphrase")
+    site.oidc.next_login(sub=f"google-{email}", email=email, email_verified=True)
+    page.goto(site.url("/login"))
+    page.get_by_role("link", name="Sign in with Google").click()
+    expect(page).to_have_url(site.url("/login/link"))
+    page.get_by_role("button", name="Continue with Google alone").click()
+    expect(page).to_have_url(site.url("/account"))
+    with requests.post(site.url("/api/v2/auth/login"),
+                       json={"email": email, "password": "the stranger's passphrase"},
+                       timeout=HTTP_TIMEOUT) as stranger:
+        assert stranger.status_code == 401
 
 
 def test_declining_at_google_comes_back_to_the_form_with_a_notice(page: Page, site: Site):
@@ -501,6 +526,11 @@ def test_link_and_unlink_google_on_the_account_page(page: Page, site: Site):
     site.oidc.next_login(sub=f"google-link-{email}", email=f"other-{email}", email_verified=True)
     _signed_in_account(page, site, email)
     providers = page.get_by_role("region", name="Sign-in providers")
+    # Not before the address is confirmed (issue 12): it may be someone else's.
+    expect(providers).to_contain_text("Confirm your email address to link it.")
+    expect(providers.get_by_role("button", name="Link")).to_have_count(0)
+    page.goto(link_in(read_mail(site, email, "Confirm your email address"), "/confirm-email"))
+    page.goto(site.url("/account"))
     providers.get_by_role("button", name="Link").click()
 
     expect(page).to_have_url(re.compile(r"/account\?linked=google$"))

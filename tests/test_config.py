@@ -28,6 +28,7 @@ def test_the_embedded_default_shares_one_secret_per_instance(tmp_path):
     ("SVC_JWT_ALG", "none", "SVC_JWT_ALG"),
     ("SVC_ACCESS_TOKEN_TTL", "86400", "SVC_ACCESS_TOKEN_TTL"),
     ("SVC_REFRESH_REUSE_GRACE", "3600", "SVC_REFRESH_REUSE_GRACE"),
+    ("SVC_LIMIT_LOGIN_FAILURES", "a hundred a day", "SVC_LIMIT_LOGIN_FAILURES"),
 ])
 def test_unsafe_settings_stop_the_start(monkeypatch, tmp_path, setting, value, message):
     monkeypatch.setenv(setting, value)

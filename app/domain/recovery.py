@@ -16,7 +16,7 @@ from sqlalchemy import delete, update
 
 from app import emails
 from app.database import writes
-from app.domain import accounts, audit, sessions, tokens
+from app.domain import accounts, audit, sessions, throttle, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
@@ -111,6 +111,7 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
     if row.email == user.email:
         user.email_verified = True  # the reset link proved this inbox is theirs
     sessions.revoke_all(user.id, "password_reset")
+    throttle.clear_account(user)  # whoever was failing on this account, the owner is back in
     audit.record("password_reset", client, user_id=user.id)
     db.session.commit()
 
@@ -142,6 +143,7 @@ def confirm_email(raw: str, client: ClientInfo) -> User:
         db.session.rollback()
         raise InvalidConfirmationToken()
     user.email_verified = True
+    throttle.clear_account(user)
     audit.record("email_confirmed", client, user_id=user.id)
     db.session.commit()
     return user

@@ -95,9 +95,12 @@ def _unexpected(_error: Exception) -> tuple[str, int, dict[str, str]]:
 
 
 def duration(seconds: int) -> str:
+    """A wait as a person reads it: seconds, minutes, or (a day's limit) hours."""
     if seconds < 90:
         return f"{seconds} seconds"
-    return f"{math.ceil(seconds / 60)} minutes"
+    if seconds < 90 * 60:
+        return f"{math.ceil(seconds / 60)} minutes"
+    return f"{math.ceil(seconds / 3600)} hours"
 
 
 from app.pages import account, auth  # noqa: E402,F401  (routes register on bp)

@@ -63,7 +63,7 @@ def test_strangers_do_not_keep_the_owner_out_of_a_browser_she_signed_in_with(app
     elsewhere = from_address(app.test_client(), "192.0.2.1")  # a browser never signed in
     refused = sign_in(elsewhere, user)
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 3600
-    assert b"reset your password" in refused.data
+    assert b"Try again in 24 hours, or reset your password." in refused.data
 
 
 def test_the_device_cookie_names_no_one_and_only_vouches_for_its_own_account(app, client,

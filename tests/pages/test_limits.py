@@ -153,3 +153,17 @@ def test_requests_that_issue_no_code_are_not_counted(app, signed_in):
         assert signed_in.get("/login?callback=symbols&prompt=login").status_code == 200
         assert app.test_client().get("/login?callback=symbols").status_code == 200
     assert signed_in.get("/login?callback=symbols").status_code == 302
+
+
+class TestOverHttps:
+    @pytest.fixture
+    def settings(self):
+        return {**LIMITS, "PUBLIC_URL": "https://auth.example"}
+
+    def test_the_device_cookie_is_host_prefixed_and_secure(self, client, user):
+        client.environ_base["wsgi.url_scheme"] = "https"
+        response = sign_in(client, user)
+        [device] = [header for header in response.headers.getlist("Set-Cookie")
+                    if header.startswith("__Host-svc_device=")]
+        assert "Secure" in device and "HttpOnly" in device and "SameSite=Lax" in device
+        assert "Path=/" in device and "Domain" not in device

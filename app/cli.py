@@ -10,7 +10,7 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
-from app.domain import accounts, sessions, sites
+from app.domain import accounts, sessions, sites, throttle
 from app.domain.errors import AuthError
 from app.domain.services import services
 from app.extensions import db
@@ -80,6 +80,7 @@ def rotate() -> None:
 @sessions_cli.command("purge-expired")
 def purge_expired() -> None:
     click.echo(f"Deleted {sessions.purge_expired()} ended sessions.")
+    click.echo(f"Deleted {throttle.purge_stale()} failure counters of windows long past.")
 
 
 @sites_cli.command("add")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from limits import parse
 
 from app.domain.clock import system_clock
 from app.instance_files import create_once
@@ -30,6 +31,10 @@ DEFAULTS: dict[str, Any] = {
     "MAIL_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
     "REDIS_URL": None,
+    # How many instances of the service share this database. Rate limits that live in memory
+    # would be counted by each alone: more than one needs REDIS_URL (gunicorn.conf.py checks
+    # the same of its workers).
+    "INSTANCES": 1,
     # With Redis: how long an instance may answer "is this session live" from its own cache.
     # Revocations are seen at once; a plan or name change within this many seconds.
     "SESSION_CACHE_SECONDS": 5.0,
@@ -55,13 +60,21 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_FAIL_CLOSED": False,
     "LIMIT_LOGIN": "10 per minute",
     "LIMIT_LOGIN_IP": "50 per minute",
+    # In the database (app/domain/throttle.py): failures per email from devices that never
+    # signed in to the account; per email and address (or device), delays that double after
+    # LOGIN_DELAY_AFTER failures, up to LOGIN_DELAY_MAX seconds; wrong current passwords per
+    # account.
     "LIMIT_LOGIN_FAILURES": "100 per day",
+    "LOGIN_DELAY_AFTER": 5,
+    "LOGIN_DELAY_MAX": 900,
+    "LIMIT_PASSWORD_CHANGE_FAILURES": "5 per hour",
     "LIMIT_SIGNUP": "10 per hour",
     "LIMIT_FORGOT": "5 per hour",
     "LIMIT_FORGOT_IP": "20 per hour",
     "LIMIT_RESET": "20 per minute",
     "LIMIT_EXCHANGE": "20 per minute",
     "LIMIT_REFRESH": "60 per minute",
+    "LIMIT_SSO": "30 per minute",  # handoff codes for one signed-in browser (GET /login)
     # Sign-in providers: off until a client id and secret are set
     "GOOGLE_CLIENT_ID": None,
     "GOOGLE_CLIENT_SECRET": None,
@@ -143,6 +156,19 @@ def _instance_secret(app: Flask) -> str:
     return create_once(path, lambda: secrets.token_urlsafe(48).encode()).decode()
 
 
+def _check_limits(config: dict[str, Any]) -> None:
+    for name in ("LIMIT_LOGIN_FAILURES", "LIMIT_PASSWORD_CHANGE_FAILURES"):  # the database's
+        try:
+            parse(str(config[name]))
+        except ValueError:
+            raise RuntimeError(f"SVC_{name} must be one limit, such as \"100 per day\".") from None
+    if (config["RATELIMIT_ENABLED"] and not config["REDIS_URL"]
+            and int(config["INSTANCES"]) > 1):
+        raise RuntimeError(
+            f"SVC_INSTANCES={config['INSTANCES']} needs SVC_REDIS_URL: without it every instance"
+            " keeps its own rate-limit counters in memory, and each would allow the full limit.")
+
+
 def _check(config: dict[str, Any]) -> None:
     """Refuse to start with settings that would make the service unsafe or broken."""
     if config["JWT_ALG"] not in ("ES256", "EdDSA", "RS256", "HS256"):
@@ -153,6 +179,7 @@ def _check(config: dict[str, Any]) -> None:
         raise RuntimeError("SVC_REFRESH_IDLE_TTL cannot exceed SVC_REFRESH_MAX_TTL.")
     if not 0 <= int(config["REFRESH_REUSE_GRACE"]) <= 60:
         raise RuntimeError("SVC_REFRESH_REUSE_GRACE must be between 0 and 60 seconds.")
+    _check_limits(config)
     if config["ENV"] != "production":
         return
     if not str(config["PUBLIC_URL"]).startswith("https://"):

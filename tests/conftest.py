@@ -57,11 +57,12 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
     return f"sqlite:///{tmp_path}/test.db"
 
 
-@pytest.fixture
-def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any],
-        database_url: str) -> Iterator[Flask]:
-    app = create_app({
-        "INSTANCE_PATH": str(tmp_path / "instance"),
+def build_app(instance_path: Any, clock: FakeClock, settings: dict[str, Any],
+              database_url: str) -> Flask:
+    """An app as the `app` fixture builds it; another one on the same database is another
+    instance of the service. The caller creates the tables and calls `dispose_app`."""
+    return create_app({
+        "INSTANCE_PATH": str(instance_path),
         "SQLALCHEMY_DATABASE_URI": database_url,
         "MAIL_URL": "memory://", "MAIL_RETRY_DELAY": 0.01,
         "SECRET_KEY": "test",
@@ -71,13 +72,23 @@ def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any],
         "RATELIMIT_ENABLED": False,
         **settings,
     })
-    with app.app_context():
-        db.create_all()
-    yield app
+
+
+def dispose_app(app: Flask) -> None:
     app.extensions["svc-outbox"].drain()
     with app.app_context():
         db.session.remove()
         db.engine.dispose()
+
+
+@pytest.fixture
+def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any],
+        database_url: str) -> Iterator[Flask]:
+    app = build_app(tmp_path / "instance", clock, settings, database_url)
+    with app.app_context():
+        db.create_all()
+    yield app
+    dispose_app(app)
 
 
 @pytest.fixture

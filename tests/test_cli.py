@@ -1,9 +1,10 @@
 """flask users / keys / sessions commands."""
 
+import pytest
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import AuthSession, User
+from app.models import AuthSession, FailureCounter, User
 
 
 def run(app, *args, input=None):
@@ -64,3 +65,19 @@ def test_sessions_purge_expired_deletes_only_ended_sessions(app, client, user, l
         assert db.session.scalars(select(User)).one().email == user.email
     assert client.post("/api/v2/auth/refresh",
                        json={"refresh_token": live["refresh_token"]}).status_code == 200
+
+
+class TestFailureCounters:
+    @pytest.fixture
+    def settings(self):
+        return {"RATELIMIT_ENABLED": True}
+
+    def test_purge_expired_also_deletes_failure_counters_of_windows_long_past(self, app, client,
+                                                                              clock):
+        client.post("/api/v2/auth/login", json={"email": "old@example.com", "password": "guess"})
+        clock.advance(3 * 24 * 3600)  # a day past the end of a one-day window
+        client.post("/api/v2/auth/login", json={"email": "new@example.com", "password": "guess"})
+        result = run(app, "sessions", "purge-expired")
+        assert "Deleted 2 failure counters" in result.output  # old@'s, per address and overall
+        with app.app_context():
+            assert len(db.session.scalars(select(FailureCounter)).all()) == 2

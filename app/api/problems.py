@@ -13,7 +13,7 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.domain.errors import AuthError, BearerError, InvalidBody
+from app.domain.errors import AuthError, BearerError, InvalidBody, RateLimited
 from app.extensions import limiter
 
 log = logging.getLogger("svc_auth.api")
@@ -51,6 +51,9 @@ def _auth_error(error: AuthError) -> Response:
     headers: dict[str, str] = {}
     if isinstance(error, InvalidBody) and error.errors:
         extra["errors"] = error.errors
+    if isinstance(error, RateLimited):  # the same contract as flask-limiter's 429s below
+        headers["Retry-After"] = str(error.retry_after)
+        extra["retry_after"] = error.retry_after
     if isinstance(error, BearerError):
         headers["WWW-Authenticate"] = (
             'Bearer realm="svc-auth"' if error.code == "missing_token"

@@ -1,8 +1,15 @@
-"""Rate limits on the credential endpoints, shared by v1, v2 (and the hosted forms later).
+"""Rate limits on the credential endpoints, shared by v1, v2 and the hosted forms.
 
 Each limit has its own scope, so `/api/v1/auth/login` and `/api/v2/auth/login` draw on the same
 counters. The limits are read from settings on every request, so tests and operators can change
 them without a restart of the code that declares them.
+
+These are flask-limiter's counters: in memory (one process only: gunicorn.conf.py and
+SVC_INSTANCES refuse more) or in Redis. The counters that protect accounts (failures per email,
+per account) live in the database instead: app/domain/throttle.py.
+
+Keys: an address is counted by its /64 when it is IPv6 (a host picks any address in it); an
+email by its canonical key (addresses.key); a signed-in action by the account.
 """
 
 from __future__ import annotations
@@ -13,30 +20,52 @@ from typing import Any
 
 from flask import current_app, request
 from flask_limiter.util import get_remote_address
+from flask_login import current_user
 
+from app.domain.addresses import key as email_key
+from app.domain.throttle import network_key
 from app.extensions import limiter
 
 
 def client_ip() -> str:
+    """The client's full address, as sessions and the audit trail keep it."""
     return get_remote_address() or "unknown"
 
 
-NO_EMAIL = "-"  # flask-limiter skips a limit whose key is empty: count these requests together
+def limit_key_ip() -> str:
+    """The client's address as limits count it: IPv6 by its /64."""
+    return network_key(client_ip())
+
+
+# A body without an email (refused with 422 anyway) still counts, against its own address
+# only: flask-limiter skips a limit whose key is empty, and one shared key would let anyone
+# use up everyone's.
+NO_EMAIL = "-"
 
 
 def _untrusted_email() -> str:
-    """The email in the body, folded, for use as a counter key only."""
+    """The email in the body, by its key, for use as a counter key only."""
     try:
         data = json.loads(request.get_data(cache=True)) if request.is_json else request.form
     except (ValueError, RecursionError):
-        return NO_EMAIL
-    email = data.get("email") if hasattr(data, "get") else None
-    folded = email.strip().casefold()[:320] if isinstance(email, str) else ""
-    return folded or NO_EMAIL
+        data = None
+    untrusted = data.get("email") if hasattr(data, "get") else None
+    key = email_key(untrusted)[:320] if isinstance(untrusted, str) else ""
+    return key or f"{NO_EMAIL}|{limit_key_ip()}"
 
 
 def _ip_and_email() -> str:
-    return f"{client_ip()}|{_untrusted_email()}"
+    return f"{limit_key_ip()}|{_untrusted_email()}"
+
+
+def _signed_in_user() -> str:
+    """The account of the signed-in browser (@login_required runs before these limits)."""
+    account = getattr(current_user, "user", None)
+    return f"user|{account.id}" if account is not None else f"ip|{limit_key_ip()}"
+
+
+def _browser_session() -> str:
+    return f"session|{current_user.get_id()}"
 
 
 def _setting(name: str) -> Callable[[], str]:
@@ -52,26 +81,33 @@ def _limits(*rules: tuple[str, str, Callable[[], str], dict[str, Any]]) -> Calla
     return decorate
 
 
-def _failed(response: Any) -> bool:
-    return bool(response.status_code == 401)
-
-
-# Login: per address and email; per address; and failures per email from any address (NIST
-# 63B's throttle against guessing one account's password from many addresses).
+# Login: attempts per address and email, and per address. Failures per email (NIST 63B's
+# throttle against guessing one account's password from many addresses) are counted in the
+# database, by app/domain/throttle.py.
 login = _limits(
     ("login-ip-email", "LIMIT_LOGIN", _ip_and_email, {}),
-    ("login-ip", "LIMIT_LOGIN_IP", client_ip, {}),
-    ("login-failures", "LIMIT_LOGIN_FAILURES", _untrusted_email, {"deduct_when": _failed}),
+    ("login-ip", "LIMIT_LOGIN_IP", limit_key_ip, {}),
 )
-signup = _limits(("signup-ip", "LIMIT_SIGNUP", client_ip, {}))
-refresh = _limits(("refresh-ip", "LIMIT_REFRESH", client_ip, {}))
-exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", client_ip, {}))
+signup = _limits(("signup-ip", "LIMIT_SIGNUP", limit_key_ip, {}))
+refresh = _limits(("refresh-ip", "LIMIT_REFRESH", limit_key_ip, {}))
+exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", limit_key_ip, {}))
 # Mail-sending endpoints: per email (no one gets bombarded), and per IP.
 forgot = _limits(("forgot-email", "LIMIT_FORGOT", _untrusted_email, {}),
-                 ("forgot-ip", "LIMIT_FORGOT_IP", client_ip, {}))
+                 ("forgot-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))
 resend_confirmation = _limits(("resend-email", "LIMIT_FORGOT", _untrusted_email, {}),
-                              ("resend-ip", "LIMIT_FORGOT_IP", client_ip, {}))
-reset = _limits(("reset-ip", "LIMIT_RESET", client_ip, {}))
-change_password = _limits(("password-change-ip", "LIMIT_LOGIN", client_ip, {}))
-# Proving an existing account's password to link a provider: a password guess like any other.
-link_proof = _limits(("link-proof-ip", "LIMIT_LOGIN", client_ip, {}))
+                              ("resend-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))
+reset = _limits(("reset-ip", "LIMIT_RESET", limit_key_ip, {}))
+# Signed-in actions on the hosted pages: per account, so no one else can use them up. (Wrong
+# current passwords are also counted per account in the database.)
+change_password = _limits(("password-change-user", "LIMIT_LOGIN", _signed_in_user, {}))
+# Proving an existing account's password to link a provider (a password guess like any other:
+# its failures are also counted per email, in the database).
+link_proof = _limits(("link-proof-ip", "LIMIT_LOGIN", limit_key_ip, {}))
+resend_my_confirmation = _limits(("resend-user", "LIMIT_FORGOT", _signed_in_user, {}),
+                                 ("resend-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))
+
+
+def single_sign_on(exempt_when: Callable[[], bool]) -> Callable[[Any], Any]:
+    """Handoff codes issued to one signed-in browser session; `exempt_when` tells the requests
+    that issue none."""
+    return _limits(("sso-session", "LIMIT_SSO", _browser_session, {"exempt_when": exempt_when}))

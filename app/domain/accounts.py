@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import current_app
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app import emails
 from app.database import writes
-from app.domain import addresses, audit, sessions
+from app.domain import addresses, audit, sessions, throttle
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailTaken, InvalidCredentials, NotFound
@@ -89,26 +91,34 @@ def sign_up(untrusted_email: str, password: str, full_name: str,
     return user, sessions.sign_in(user, "password", client)
 
 
-def authenticate(untrusted_email: str, password: str, client: ClientInfo) -> User:
+def authenticate(untrusted_email: str, password: str, client: ClientInfo,
+                 device: throttle.Device = throttle.API_DEVICE) -> User:
     """The user these credentials belong to, or InvalidCredentials.
 
     Unknown email, wrong password, an account with no password and a disabled account all do
-    the same hashing work and raise the same error.
+    the same hashing work and raise the same error. Before any hashing, RateLimited when the
+    email has failed too often from where this attempt comes (domain/throttle.py).
     """
     user = find_by_email(untrusted_email)
+    attempt = throttle.check_login(addresses.key(untrusted_email), user, client, device)
     # The hashing runs in a read transaction, which holds no lock on any database.
     result = services().hasher.verify(user.password_hash if user else None, password)
     if user is None or not result.ok or user.disabled_at is not None:
-        record_failed_login(user, client)
+        record_failed_login(user, client, lambda: throttle.login_failed(attempt))
         raise InvalidCredentials()
+    throttle.login_succeeded(attempt)
     if result.needs_rehash:
         _store_hash(user, services().hasher.hash(password))
     return user
 
 
 @writes
-def record_failed_login(user: User | None, client: ClientInfo) -> None:
+def record_failed_login(user: User | None, client: ClientInfo,
+                        count: Callable[[], None] | None = None) -> None:
+    """Audit a wrong password, and `count` it against the limits, in one transaction."""
     audit.record("login_failed", client, user_id=user.id if user else None)
+    if count is not None:
+        count()
     db.session.commit()
 
 
@@ -128,15 +138,18 @@ def set_password(user: User, password_hash: str | None) -> None:
 
 
 def log_in(untrusted_email: str, password: str, client: ClientInfo) -> sessions.IssuedTokens:
+    """Sign in through the API: a device is known there by its address (domain/throttle.py)."""
     return sessions.sign_in(authenticate(untrusted_email, password, client), "password", client)
 
 
 def change_password(user: User, current_password: str, new_password: str, client: ClientInfo,
                     *, keep_session: str) -> None:
     """Change a password with the current one: every other session ends, and the owner is
-    told by mail. InvalidCredentials when the current password is wrong."""
+    told by mail. InvalidCredentials when the current password is wrong; RateLimited, before
+    any hashing, after too many wrong ones on this account."""
+    throttle.check_password_change(user)
     if not services().hasher.verify(user.password_hash, current_password).ok:
-        record_failed_login(user, client)
+        record_failed_login(user, client, lambda: throttle.password_change_failed(user))
         raise InvalidCredentials("The current password is not right.")
     check_password_policy(new_password, user.email, pointer="#/new_password")
     _apply_password_change(user, services().hasher.hash(new_password), client, keep_session)

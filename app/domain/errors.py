@@ -196,3 +196,15 @@ class EmailNotConfirmed(AuthError):
 class IdentityInUse(ProviderSignInRefused):
     code = "identity_in_use"
     detail = "This account at the provider is already linked to another account here."
+
+
+class RateLimited(AuthError):
+    """Too many attempts: answered 429 with Retry-After, before any password is hashed."""
+
+    status = 429
+    code = "rate_limited"
+    detail = "Too many attempts. Try again later."
+
+    def __init__(self, retry_after: int, detail: str | None = None) -> None:
+        super().__init__(detail)
+        self.retry_after = max(1, retry_after)

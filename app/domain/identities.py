@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app import emails
 from app.database import writes
-from app.domain import accounts, addresses, audit, sessions
+from app.domain import accounts, addresses, audit, sessions, throttle
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
@@ -87,14 +87,16 @@ def links_automatically(user: User) -> bool:
             and password_set >= proved)
 
 
-def link_with_password(user_id: str, profile: Profile, password: str,
-                       client: ClientInfo) -> User:
+def link_with_password(user_id: str, profile: Profile, password: str, client: ClientInfo,
+                       device: throttle.Device) -> User:
     """Finish an AccountNeedsProof by proving the account's password: InvalidCredentials if
-    it is wrong (counted as a failed sign-in)."""
+    it is wrong. A guess like any sign-in: the same limits and counters (RateLimited)."""
     user = _account_to_prove(user_id, profile)
+    attempt = throttle.check_login(user.email_key, user, client, device)
     if not services().hasher.verify(user.password_hash, password).ok:
-        accounts.record_failed_login(user, client)
+        accounts.record_failed_login(user, client, lambda: throttle.login_failed(attempt))
         raise InvalidCredentials("The password is not right.")
+    throttle.login_succeeded(attempt)
     return _link_proved(user.id, profile, client, take_over=False)
 
 

@@ -16,7 +16,7 @@ from sqlalchemy import delete, update
 
 from app import emails
 from app.database import writes
-from app.domain import accounts, audit, identities, sessions, tokens
+from app.domain import accounts, audit, identities, sessions, throttle, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
@@ -114,6 +114,7 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
     accounts.set_password(user, new_hash)  # ...and then its holder chose the password
     unlinked = identities.unlink_all(user.id, client)
     sessions.revoke_all(user.id, "password_reset")
+    throttle.clear_account(user)  # whoever was failing on this account, the owner is back in
     audit.record("password_reset", client, user_id=user.id)
     db.session.commit()
     return unlinked
@@ -146,6 +147,7 @@ def confirm_email(raw: str, client: ClientInfo) -> User:
         db.session.rollback()
         raise InvalidConfirmationToken()
     accounts.prove_address(user)
+    throttle.clear_account(user)
     audit.record("email_confirmed", client, user_id=user.id)
     db.session.commit()
     return user

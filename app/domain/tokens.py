@@ -8,6 +8,7 @@ session behind it is checked on every call, separately (domain/sessions.py).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -131,6 +132,13 @@ def hash_secret(raw: str) -> str:
     """What the database keeps instead of the secret. The secret is random, so no salt is needed.
     Any text hashes (a lone surrogate too): it simply matches no secret of ours."""
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def keyed_digest(secret: str, purpose: str, text: str) -> bytes:
+    """HMAC-SHA256 of `text` under a key derived from `secret` (the app's SECRET_KEY) for this
+    `purpose` alone: the same text gives unrelated digests for two purposes. Any text digests."""
+    key = hashlib.sha256(f"svc-auth {purpose}\0{secret}".encode("utf-8", "surrogatepass")).digest()
+    return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
 
 
 def _sealing_key(holder: str) -> bytes:

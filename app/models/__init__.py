@@ -1,6 +1,7 @@
 """Mapped classes only. Import them from here."""
 
 from app.models.audit import AuditEvent
+from app.models.failure_counter import FailureCounter
 from app.models.handoff import HandoffCode
 from app.models.identity import Identity
 from app.models.one_time_token import OneTimeToken
@@ -8,5 +9,5 @@ from app.models.session import AuthSession, RefreshToken
 from app.models.site import ClientSite
 from app.models.user import User
 
-__all__ = ["AuditEvent", "AuthSession", "ClientSite", "HandoffCode", "Identity", "OneTimeToken",
-           "RefreshToken", "User"]
+__all__ = ["AuditEvent", "AuthSession", "ClientSite", "FailureCounter", "HandoffCode", "Identity",
+           "OneTimeToken", "RefreshToken", "User"]

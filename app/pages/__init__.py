@@ -16,7 +16,7 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.domain.errors import AuthError, InvalidResetToken
+from app.domain.errors import AuthError, InvalidResetToken, RateLimited
 from app.domain.providers import DISPLAY_NAMES
 from app.extensions import limiter
 from app.pages.devices import describe
@@ -56,8 +56,16 @@ def _auth_error(error: AuthError) -> tuple[str, int]:
 @bp.errorhandler(RateLimitExceeded)
 def _rate_limited(_error: RateLimitExceeded) -> tuple[str, int, dict[str, str]]:
     current = limiter.current_limit
-    seconds = max(1, math.ceil(current.window[0] - time.time())) if current else 60
-    return error_page(429, f"Too many attempts. Try again in {_duration(seconds)}.",
+    return _too_many(max(1, math.ceil(current.window[0] - time.time())) if current else 60)
+
+
+@bp.errorhandler(RateLimited)
+def _throttled(error: RateLimited) -> tuple[str, int, dict[str, str]]:
+    return _too_many(error.retry_after)
+
+
+def _too_many(seconds: int) -> tuple[str, int, dict[str, str]]:
+    return error_page(429, f"Too many attempts. Try again in {duration(seconds)}.",
                       retry_after=seconds)
 
 
@@ -86,10 +94,13 @@ def _unexpected(_error: Exception) -> tuple[str, int, dict[str, str]]:
     return error_page(500)
 
 
-def _duration(seconds: int) -> str:
+def duration(seconds: int) -> str:
+    """A wait as a person reads it: seconds, minutes, or (a day's limit) hours."""
     if seconds < 90:
         return f"{seconds} seconds"
-    return f"{math.ceil(seconds / 60)} minutes"
+    if seconds < 90 * 60:
+        return f"{math.ceil(seconds / 60)} minutes"
+    return f"{math.ceil(seconds / 3600)} hours"
 
 
 from app.pages import account, auth, link  # noqa: E402,F401  (routes register on bp)

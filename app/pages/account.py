@@ -69,7 +69,7 @@ def change_password() -> Response | tuple[str, int]:
 
 @bp.post("/account/confirm-email")
 @login_required
-@ratelimits.resend_confirmation
+@ratelimits.resend_my_confirmation
 def resend_confirmation() -> Response:
     recovery.request_confirmation(_signed_in().user.email, client_info())
     flash("We sent you a new confirmation link.")

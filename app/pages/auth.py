@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from flask import Response, redirect, render_template, request, session, url_for
+from flask_login import current_user
 
 from app import targets
 from app.api import ratelimits
 from app.api.oauth import start as start_provider
 from app.api.shaping import client_info
-from app.domain import accounts, providers, recovery, sessions
+from app.domain import accounts, providers, recovery, sessions, throttle
 from app.domain.errors import (
     AuthError,
     EmailNotConfirmed,
@@ -16,12 +17,13 @@ from app.domain.errors import (
     InvalidBody,
     InvalidCredentials,
     InvalidResetToken,
+    RateLimited,
 )
-from app.pages import bp, browser
+from app.pages import bp, browser, duration
 from app.pages.forms import ForgotPasswordForm, LoginForm, ResetPasswordForm, SignupForm
 from app.targets import Target
 
-Page = str | tuple[str, int] | Response
+Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
 
 # Why a provider sign-in came back to the login page (?error=...).
 PROVIDER_ERRORS = {
@@ -58,7 +60,14 @@ def _field_errors(form: object, error: InvalidBody) -> None:
 
 # Sign-in -------------------------------------------------------------------------------------
 
+def _issues_no_code() -> bool:
+    """GET /login hands a code to a client site only for a browser already signed in."""
+    return (not current_user.is_authenticated or request.args.get("prompt") == "login"
+            or not {"redirect_uri", "callback"} & request.args.keys())
+
+
 @bp.get("/login")
+@ratelimits.single_sign_on(exempt_when=_issues_no_code)
 def login_form() -> Page:
     target = targets.from_request(required=False)
     signed_in = browser.current()
@@ -76,11 +85,17 @@ def login_submit() -> Page:
     if not form.validate_on_submit():
         return _page("pages/login.html", target, 422, form=form)
     try:
-        user = accounts.authenticate(form.email.data, form.password.data, client_info())
+        user = accounts.authenticate(form.email.data, form.password.data, client_info(),
+                                     throttle.browser_device(browser.device_cookie()))
         signed_in = browser.sign_in(user, "password")
     except (InvalidCredentials, EmailNotConfirmed) as error:
         form.form_errors.append(error.detail)
         return _page("pages/login.html", target, error.status, form=form)
+    except RateLimited as error:
+        form.form_errors.append(f"Too many failed sign-ins. Try again in "
+                                f"{duration(error.retry_after)}, or reset your password.")
+        body, status = _page("pages/login.html", target, error.status, form=form)
+        return body, status, {"Retry-After": str(error.retry_after)}
     return _finish(signed_in, target)
 
 

@@ -1,17 +1,43 @@
 """The service's own browser session (Flask-Login), backed by a session row like any other, so
-it shows in the account's session list and ends with "sign out everywhere" or a password reset."""
+it shows in the account's session list and ends with "sign out everywhere" or a password reset.
+
+Each sign-in also leaves a known-device cookie (domain/known_devices.py), which outlives the
+session: the next sign-in to that account from this browser is not held back by the failures of
+strangers on it (domain/throttle.py)."""
 
 from __future__ import annotations
 
-from flask import Response, redirect, session, url_for
+from flask import Response, after_this_request, current_app, redirect, request, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
 
 from app.api.shaping import client_info
 from app.database import writes
-from app.domain import handoff, sessions
+from app.domain import handoff, known_devices, sessions
 from app.extensions import db, login_manager
 from app.models import AuthSession, User
 from app.targets import Target, send_back
+
+DEVICE_COOKIE_DAYS = 400  # the longest a browser keeps a cookie (RFC 6265bis)
+
+
+def _device_cookie_name() -> str:
+    return "__Host-svc_device" if current_app.config["SESSION_COOKIE_SECURE"] else "svc_device"
+
+
+def device_cookie() -> str | None:
+    """The known-device cookie this browser sent, unchecked."""
+    return request.cookies.get(_device_cookie_name())
+
+
+def _remember_device(user: User) -> None:
+    value = known_devices.remember(device_cookie(), user.id)
+
+    @after_this_request
+    def set_cookie(response: Response) -> Response:
+        response.set_cookie(_device_cookie_name(), value, max_age=DEVICE_COOKIE_DAYS * 86400,
+                            path="/", secure=current_app.config["SESSION_COOKIE_SECURE"],
+                            httponly=True, samesite="Lax")
+        return response
 
 
 class BrowserUser(UserMixin):  # type: ignore[misc]
@@ -54,6 +80,7 @@ def sign_in(user: User, provider: str) -> BrowserUser:
     browser_user = BrowserUser(auth_session)
     login_user(browser_user)
     session.permanent = True
+    _remember_device(user)
     return browser_user
 
 

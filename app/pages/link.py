@@ -9,9 +9,9 @@ from flask import Response, render_template
 
 from app.api import oauth, oauth_state, ratelimits
 from app.api.shaping import client_info
-from app.domain import identities
-from app.domain.errors import InvalidCredentials, ProviderSignInRefused
-from app.pages import bp
+from app.domain import identities, throttle
+from app.domain.errors import InvalidCredentials, ProviderSignInRefused, RateLimited
+from app.pages import bp, browser, duration
 from app.pages.forms import ActionForm, LinkPasswordForm
 
 
@@ -30,17 +30,23 @@ def link_account_form() -> tuple[str, int]:
 
 @bp.post("/login/link")
 @ratelimits.link_proof
-def link_account_with_password() -> Response | tuple[str, int]:
+def link_account_with_password() -> Response | tuple[str, int] | tuple[str, int, dict[str, str]]:
     pending = oauth_state.peek_link()
     form = LinkPasswordForm()
     if not form.validate_on_submit():
         return _render(form, 422)
     try:
-        user = identities.link_with_password(pending.user_id, pending.profile,
-                                             form.password.data, client_info())
+        user = identities.link_with_password(
+            pending.user_id, pending.profile, form.password.data, client_info(),
+            throttle.browser_device(browser.device_cookie()))
     except InvalidCredentials as error:
         form.password.errors.append(error.detail)
         return _render(form, 401)
+    except RateLimited as error:
+        form.password.errors.append(f"Too many failed attempts. Try again in "
+                                    f"{duration(error.retry_after)}.")
+        body, status = _render(form, error.status)
+        return body, status, {"Retry-After": str(error.retry_after)}
     except ProviderSignInRefused as refused:
         oauth_state.drop_link()
         return oauth.refuse(pending, refused)

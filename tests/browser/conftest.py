@@ -2,7 +2,8 @@
 gunicorn server (tests/e2e's `start_server`) and the local OpenID Connect server standing in for
 Google (tests/providers).
 
-- `site` (session): a 2-worker server with two client sites, `symbols` and `footprints`, whose
+- `site` (session): a 1-worker server (rate limits are on, in memory: gunicorn.conf.py refuses
+  more workers without Redis) with two client sites, `symbols` and `footprints`, whose
   redirect URIs (`site.symbols_cb`, `site.footprints_cb`) are served by a tiny HTTP server of the
   tests on 127.0.0.1 (`ClientSites`) with a small "client site" page; the tests read `code`,
   `provider` and `state` from its address. Mail goes to .eml files in `site.mail_dir`. Rate limits
@@ -199,7 +200,7 @@ def site() -> Iterator[Site]:
             "SVC_GOOGLE_METADATA_URL": oidc.metadata_url,
             "SVC_PROVIDER_TIMEOUT": "5",
             **GENEROUS_LIMITS,
-        }, workers=2)
+        }, workers=1)
         oidc.add_redirect_uris(server.url("/api/v2/auth/google/callback"))
         yield Site(server, clients, oidc, mail_dir)
     finally:

@@ -83,12 +83,16 @@ def test_sign_in_with_a_password_returns_to_the_site(page: Page, site: Site):
     assert answer.status_code == 200, answer.text
     assert answer.json()["user"]["email"] == email
 
-    # The service's own browser session: one cookie, out of scripts' reach, not sent cross-site.
+    # The service's own browser session, and the known-device cookie that outlives it (strangers'
+    # failures on the account do not hold this browser back): out of scripts' reach, not sent
+    # cross-site, naming no one.
     cookies = {cookie["name"]: cookie for cookie in page.context.cookies(site.base_url)}
-    assert set(cookies) == {"svc_session"}, cookies
-    assert cookies["svc_session"]["httpOnly"] is True
-    assert cookies["svc_session"]["sameSite"] == "Lax"
-    assert cookies["svc_session"]["path"] == "/"
+    assert set(cookies) == {"svc_session", "svc_device"}, cookies
+    for cookie in cookies.values():
+        assert cookie["httpOnly"] is True
+        assert cookie["sameSite"] == "Lax"
+        assert cookie["path"] == "/"
+    assert email.split("@")[0] not in cookies["svc_device"]["value"]
 
 
 def test_a_wrong_password_shows_the_error_and_keeps_the_email(page: Page, site: Site):

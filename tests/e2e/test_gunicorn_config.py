@@ -1,19 +1,25 @@
 """The project's own gunicorn.conf.py, as production runs it (every e2e server loads it too):
-an access log with no token or query secret in it, metrics merged over the workers, and the
-workers' start-up objects kept away from the garbage collector."""
+an access log with no token or query secret in it, metrics merged over the workers, the
+workers' start-up objects kept away from the garbage collector, and no start with several
+workers each counting rate limits in its own memory."""
 
 from __future__ import annotations
 
 import gc
+import os
 import re
 import runpy
+import subprocess
+import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import requests
 
 from tests.e2e.conftest import ROOT, ServerFactory
+from tests.infra import free_port
 
 SECRETS = ("query-secret-4f1c", "header-secret-9a2b", "reset-secret-77de", "body-secret-31ce")
 
@@ -61,3 +67,49 @@ def test_workers_freeze_what_they_loaded_before_serving(monkeypatch: pytest.Monk
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_several_workers_with_rate_limits_in_memory_are_refused(tmp_path: Path) -> None:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SVC_")}
+    env |= {"SVC_RATELIMIT_ENABLED": "true", "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--config", str(ROOT / "gunicorn.conf.py"),
+         "--workers", "2", "--bind", f"127.0.0.1:{free_port()}", "--no-control-socket",
+         "wsgi:app"],
+        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        pytest.fail("gunicorn started 2 workers that each count rate limits alone")
+    assert process.returncode == 1
+    assert "refusing to start 2 workers" in stderr and "SVC_REDIS_URL" in stderr, stderr
+
+
+def _load_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **env: str) -> dict:
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    for name in ("SVC_REDIS_URL", "SVC_RATELIMIT_ENABLED", "WEB_CONCURRENCY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+
+
+def _starts(config: dict, workers: int) -> bool:
+    try:
+        config["on_starting"](SimpleNamespace(cfg=SimpleNamespace(workers=workers)))
+    except RuntimeError:
+        return False
+    return True
+
+
+def test_workers_default_to_one_unless_the_limits_are_shared(monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:
+    in_memory = _load_config(monkeypatch, tmp_path)
+    assert in_memory["workers"] == 1 and _starts(in_memory, 1) and not _starts(in_memory, 3)
+    in_redis = _load_config(monkeypatch, tmp_path, SVC_REDIS_URL="redis://127.0.0.1:6379/0")
+    assert in_redis["workers"] == os.cpu_count() + 1 and _starts(in_redis, 3)
+    off = _load_config(monkeypatch, tmp_path, SVC_RATELIMIT_ENABLED="false")
+    assert off["workers"] == os.cpu_count() + 1 and _starts(off, 3)

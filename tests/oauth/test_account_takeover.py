@@ -300,3 +300,21 @@ def test_a_google_name_with_control_characters_is_cleaned(client, oidc_server_cl
                                  name="New\x00 Person\u202e")
     body = exchange(client, landing(sign_in(client, "google"))[1]["code"], "google").get_json()
     assert body["user"]["full_name"] == "New Person"
+
+
+def test_guessing_the_password_on_the_link_page_is_throttled_like_a_sign_in(
+        app, client, make_user, oidc_server_clean):
+    """The proof page is a password form: its guesses count against the account's sign-in
+    limits (the database counters), and the right password waits like any other."""
+    make_user(VICTIM, email_verified=True)
+    app.config["RATELIMIT_ENABLED"] = True  # the database counters only (flask-limiter was off)
+    oidc_server_clean.next_login(sub="guesser", email=VICTIM, email_verified=True)
+    assert through_provider(client, "/login/google").headers["Location"] == "/login/link"
+    statuses = [submit(client, "/login/link", {"password": f"guess {n}"}).status_code
+                for n in range(7)]
+    assert statuses[:5] == [401] * 5 and statuses[-1] == 429
+    refused = submit(client, "/login/link", {"password": PASSWORD})
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+    # The same email from the same address waits on the API as well: one set of counters.
+    api = client.post("/api/v2/auth/login", json={"email": VICTIM, "password": "guess 8"})
+    assert api.status_code == 429

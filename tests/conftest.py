@@ -36,6 +36,14 @@ class FakeClock:
         self.now += timedelta(seconds=seconds)
 
 
+class ServerLikeClient(FlaskClient):
+    """Reads every answer to its end and closes it, as a server does: mail a request scheduled
+    starts only then (app/after_response.py)."""
+
+    def open(self, *args: Any, buffered: bool = True, **kwargs: Any) -> Any:
+        return super().open(*args, buffered=buffered, **kwargs)
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
@@ -71,6 +79,7 @@ def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any],
         "RATELIMIT_ENABLED": False,
         **settings,
     })
+    app.test_client_class = ServerLikeClient
     with app.app_context():
         db.create_all()
     yield app

@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config, database, observability  # noqa: F401  (database: engine settings)
+from app.after_response import MailAfterResponse
 from app.cookie_session import CookieSessionInterface
 from app.domain.mail import build_outbox
 from app.domain.providers import register_providers
@@ -43,6 +44,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.extensions["svc-auth"] = Services.from_config(app.config, app.instance_path)
     register_providers(app)
     app.extensions["svc-outbox"] = build_outbox(app)
+    app.wsgi_app = MailAfterResponse(app.wsgi_app)  # type: ignore[method-assign]
 
     _register_blueprints(app)
     app.after_request(add_security_headers)

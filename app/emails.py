@@ -23,16 +23,17 @@ def _message(to: str, subject: str, template: str, **context: Any) -> Message:
                    html=render_template(f"email/{template}.html", **context))
 
 
-def _link(path: str, token: str, carry: dict[str, str] | None = None) -> str:
+def _link(path: str, token: str, **params: str) -> str:
     # Always the configured address, never the request's Host header (which an attacker sets).
-    query = urlencode({"token": token, **(carry or {})})
+    query = urlencode({"token": token, **params})
     return f"{current_app.config['PUBLIC_URL']}{path}?{query}"
 
 
-def reset_password(to: str, token: str, minutes: int,
-                   carry: dict[str, str] | None = None) -> Message:
+def reset_password(to: str, token: str, minutes: int, site: str | None = None) -> Message:
+    """`site`: the registered name of the client site the request came from, if any."""
     return _message(to, "Reset your password", "reset_password",
-                    link=_link("/reset-password", token, carry), minutes=minutes)
+                    link=_link("/reset-password", token, **({"site": site} if site else {})),
+                    minutes=minutes)
 
 
 def password_changed(to: str, unlinked: list[str] | None = None) -> Message:

@@ -1,7 +1,9 @@
 """Request ids, structured logs and Prometheus metrics.
 
-- Every request gets an id (a well-formed incoming X-Request-Id is kept, so a proxy's id flows
-  through), returned in X-Request-Id and attached to every log line written while handling it.
+- Every request gets an id, returned in X-Request-Id and attached to every log line written while
+  handling it. Behind a trusted proxy (SVC_TRUSTED_PROXIES > 0), which sets the header, a
+  well-formed incoming X-Request-Id is kept, so the proxy's id flows through; without one the
+  header comes from the client, who could make its lines look like someone else's: ours is made.
 - SVC_LOG_FORMAT=json writes one JSON object per line (the default in production).
 - GET /metrics serves Prometheus metrics when SVC_METRICS_TOKEN is set, to callers that send it
   as a bearer token; without the setting the endpoint does not exist (404). Under gunicorn the
@@ -54,6 +56,11 @@ def count_event(event: str) -> None:
 # Request ids and timing ------------------------------------------------------------------------
 
 def _start_request() -> None:
+    g.request_id = uuid.uuid4().hex
+    g.request_started = time.perf_counter()
+
+
+def _start_request_behind_proxy() -> None:
     incoming = request.environ.get("HTTP_X_REQUEST_ID", "")
     g.request_id = incoming if _INCOMING_ID.match(incoming) else uuid.uuid4().hex
     g.request_started = time.perf_counter()
@@ -138,6 +145,7 @@ def metrics() -> Response:
 
 def init_app(app: Flask) -> None:
     configure_logging(app)
-    app.before_request(_start_request)
+    behind_proxy = int(app.config["TRUSTED_PROXIES"]) > 0
+    app.before_request(_start_request_behind_proxy if behind_proxy else _start_request)
     app.after_request(_finish_request)
     app.register_blueprint(bp)

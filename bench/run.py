@@ -217,7 +217,9 @@ def status_kib(pid: int, key: str) -> int | None:
 
 class Gunicorn:
     def __init__(self, name: str, app: str, cwd: Path, env: dict[str, str], workdir: Path,
-                 workers: int, python: str = sys.executable, worker_class: str = "sync") -> None:
+                 workers: int | None, python: str = sys.executable, worker_class: str = "sync",
+                 config: Path = GUNICORN_CONF) -> None:
+        """`workers` None: as many as `config` says."""
         self.name = name
         self.port = free_port()
         self.base_url = f"http://{HOST}:{self.port}"
@@ -226,9 +228,9 @@ class Gunicorn:
         self.peak_rss_kib: dict[int, int] = {}
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
-                [python, "-m", "gunicorn", "--config", str(GUNICORN_CONF),
-                 "--bind", f"{HOST}:{self.port}", "--workers", str(workers),
-                 "--worker-class", worker_class, app],
+                [python, "-m", "gunicorn", "--config", str(config),
+                 "--bind", f"{HOST}:{self.port}", "--worker-class", worker_class,
+                 *(["--workers", str(workers)] if workers is not None else []), app],
                 cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             )
 

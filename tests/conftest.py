@@ -36,6 +36,14 @@ class FakeClock:
         self.now += timedelta(seconds=seconds)
 
 
+class ServerLikeClient(FlaskClient):
+    """Reads every answer to its end and closes it, as a server does: mail a request scheduled
+    starts only then (app/after_response.py)."""
+
+    def open(self, *args: Any, buffered: bool = True, **kwargs: Any) -> Any:
+        return super().open(*args, buffered=buffered, **kwargs)
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
@@ -61,7 +69,7 @@ def build_app(instance_path: Any, clock: FakeClock, settings: dict[str, Any],
               database_url: str) -> Flask:
     """An app as the `app` fixture builds it; another one on the same database is another
     instance of the service. The caller creates the tables and calls `dispose_app`."""
-    return create_app({
+    app = create_app({
         "INSTANCE_PATH": str(instance_path),
         "SQLALCHEMY_DATABASE_URI": database_url,
         "MAIL_URL": "memory://", "MAIL_RETRY_DELAY": 0.01,
@@ -72,6 +80,8 @@ def build_app(instance_path: Any, clock: FakeClock, settings: dict[str, Any],
         "RATELIMIT_ENABLED": False,
         **settings,
     })
+    app.test_client_class = ServerLikeClient
+    return app
 
 
 def dispose_app(app: Flask) -> None:

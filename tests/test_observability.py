@@ -2,26 +2,58 @@
 
 import json
 import logging
+import re
+from pathlib import Path
 
 import pytest
 
 
-def test_every_response_has_a_request_id_and_a_good_incoming_one_is_kept(client):
+def test_without_a_trusted_proxy_every_request_id_is_our_own(client, user, caplog):
+    """No proxy sets X-Request-Id: a client's would let it pass its requests' log lines off as
+    someone else's (issue 12, item 11)."""
     generated = client.get("/health").headers["X-Request-Id"]
     assert len(generated) == 32
-    kept = client.get("/health", headers={"X-Request-Id": "proxy-id-12345"})
-    assert kept.headers["X-Request-Id"] == "proxy-id-12345"
-    hostile = client.get("/health", headers={"X-Request-Id": "bad id\\nX-Evil: 1"})
-    assert hostile.headers["X-Request-Id"] != "bad id\\nX-Evil: 1"
-
-
-def test_log_lines_carry_the_request_id(client, user, caplog):
     caplog.set_level("INFO")
     response = client.post("/api/v2/auth/login", json={"email": user.email, "password": "nope!"},
-                           headers={"X-Request-Id": "trace-abc-123"})
+                           headers={"X-Request-Id": "someone-elses-id-42"})
+    ours = response.headers["X-Request-Id"]
+    assert ours != "someone-elses-id-42" and len(ours) == 32
     records = [r for r in caplog.records if r.name == "svc_auth.audit"]
-    assert records and all(r.request_id == "trace-abc-123" for r in records)
-    assert response.headers["X-Request-Id"] == "trace-abc-123"
+    assert records and all(r.request_id == ours for r in records)
+
+
+class TestBehindAProxy:
+    @pytest.fixture
+    def settings(self):
+        return {"TRUSTED_PROXIES": 1}
+
+    def test_a_good_incoming_id_is_kept(self, client):
+        kept = client.get("/health", headers={"X-Request-Id": "proxy-id-12345"})
+        assert kept.headers["X-Request-Id"] == "proxy-id-12345"
+        hostile = client.get("/health", headers={"X-Request-Id": "bad id\\nX-Evil: 1"})
+        assert hostile.headers["X-Request-Id"] != "bad id\\nX-Evil: 1"
+        assert len(client.get("/health").headers["X-Request-Id"]) == 32
+
+    def test_log_lines_carry_the_request_id(self, client, user, caplog):
+        caplog.set_level("INFO")
+        response = client.post("/api/v2/auth/login",
+                               json={"email": user.email, "password": "nope!"},
+                               headers={"X-Request-Id": "trace-abc-123"})
+        records = [r for r in caplog.records if r.name == "svc_auth.audit"]
+        assert records and all(r.request_id == "trace-abc-123" for r in records)
+        assert response.headers["X-Request-Id"] == "trace-abc-123"
+
+
+def test_the_readme_nginx_example_logs_paths_without_their_query_strings():
+    """Reset tokens, handoff codes and states travel in query strings (issue 12, item 11)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    [example] = re.findall(r"```nginx\n(.*?)```", readme, re.DOTALL)
+    name, log_format = re.search(r"log_format (\w+) (.*?);", example, re.DOTALL).groups()
+    assert re.search(rf"access_log \S+ {name};", example)
+    logged = set(re.findall(r"\$(\w+)", log_format))
+    assert "uri" in logged
+    leaky = {"request", "request_uri", "args", "query_string", "is_args", "http_referer"}
+    assert logged & leaky == set() and not any(v.startswith("arg_") for v in logged)
 
 
 def test_the_json_format_is_one_object_per_line():

@@ -2,12 +2,16 @@
 
 The outbox runs jobs on a background thread, off the request path: an endpoint that mails hands
 over a job and answers at once, so its timing never depends on whether an account exists or how
-the mail server is doing. Sending is retried a bounded number of times; a failure is logged by
-its kind only (never the message, which may hold a link with a token) and never shown to anyone.
+the mail server is doing. Inside `holding()` (every request: app/after_response.py) a job waits
+until the answer has been sent: started at once, the thread would compete with the answer for the
+interpreter, and an answer that mails would be slower than one that does not. Sending is retried a
+bounded number of times; a failure is logged by its kind only (never the message, which may hold a
+link with a token) and never shown to anyone.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import queue
 import smtplib
@@ -15,7 +19,9 @@ import ssl
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -28,6 +34,11 @@ from flask import Flask, current_app
 from app.extensions import db
 
 log = logging.getLogger("svc_auth.mail")
+
+Job = Callable[[], Any]
+
+# How long a process that exits (a recycled or stopped worker) waits for the jobs it still holds.
+EXIT_WAIT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -135,12 +146,22 @@ class Outbox:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def run_later(self, job: Callable[[], Any]) -> None:
-        """Hand a job over and return at once."""
+    def run_later(self, job: Job) -> None:
+        """Hand a job over and return at once; inside `holding()`, the job starts when the holder
+        releases it. Schedule a job after the commit of what it reports: it runs whatever the
+        answer turns out to be."""
+        held = _held.get()
+        if held is not None:
+            held.add(lambda: self._queue(job))
+        else:
+            self._queue(job)
+
+    def _queue(self, job: Job) -> None:
         with self._lock:
             if self._thread is None or not self._thread.is_alive():  # also after a fork
                 self._thread = threading.Thread(target=self._work, name="svc-outbox", daemon=True)
                 self._thread.start()
+                atexit.register(self.drain, EXIT_WAIT_SECONDS)
         try:
             self._jobs.put_nowait(job)
         except queue.Full:
@@ -181,6 +202,39 @@ class Outbox:
                 log.exception("mail job failed")
             finally:
                 self._jobs.task_done()
+
+
+class HeldJobs:
+    """Jobs scheduled inside `holding()`, until `release()` hands them to their outbox."""
+
+    def __init__(self) -> None:
+        self._hand_overs: list[Callable[[], None]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._hand_overs)
+
+    def add(self, hand_over: Callable[[], None]) -> None:
+        self._hand_overs.append(hand_over)
+
+    def release(self) -> None:
+        """Start every held job; later calls have nothing left to start."""
+        hand_overs, self._hand_overs = self._hand_overs, []
+        for hand_over in hand_overs:
+            hand_over()
+
+
+_held: ContextVar[HeldJobs | None] = ContextVar("svc_outbox_held", default=None)
+
+
+@contextmanager
+def holding() -> Iterator[HeldJobs]:
+    """Within the block, jobs scheduled in this context wait in the yielded HeldJobs."""
+    held = HeldJobs()
+    token = _held.set(held)
+    try:
+        yield held
+    finally:
+        _held.reset(token)
 
 
 def build_outbox(app: Flask) -> Outbox:

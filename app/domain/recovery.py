@@ -69,20 +69,20 @@ def _claim(row: OneTimeToken) -> bool:
 
 # Forgotten password --------------------------------------------------------------------------
 
-def request_reset(untrusted_email: str, client: ClientInfo,
-                  carry: dict[str, str] | None = None) -> None:
-    """Hand the request to the outbox, and return at once whatever the address. `carry` goes
-    into the link (the hosted pages' way back to a client site)."""
-    outbox().run_later(lambda: _send_reset_link(untrusted_email, client, carry or {}))
+def request_reset(untrusted_email: str, client: ClientInfo, site: str | None = None) -> None:
+    """Hand the request to the outbox, and return at once whatever the address. `site`, a
+    client site's registered name, goes into the link (the hosted pages' way back to it);
+    nothing else of the request travels through mail."""
+    outbox().run_later(lambda: _send_reset_link(untrusted_email, client, site))
 
 
-def _send_reset_link(untrusted_email: str, client: ClientInfo, carry: dict[str, str]) -> None:
+def _send_reset_link(untrusted_email: str, client: ClientInfo, site: str | None) -> None:
     user = accounts.find_by_email(untrusted_email)
     if user is None or user.disabled_at is not None:
         return
     raw = _issue(user, RESET, _reset_ttl(), client)
     minutes = int(_reset_ttl().total_seconds()) // 60
-    outbox().send(emails.reset_password(user.email, raw, minutes, carry))
+    outbox().send(emails.reset_password(user.email, raw, minutes, site))
 
 
 def reset_token_is_live(raw: str) -> bool:

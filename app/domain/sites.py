@@ -31,6 +31,17 @@ class Site:
     origins: tuple[str, ...]
     from_settings: bool = False
 
+    @property
+    def home(self) -> str | None:
+        """Where a person goes back to the site to start a sign-in of its own: its first
+        registered origin, or else the origin of its first redirect URI."""
+        if self.origins:
+            return f"{self.origins[0]}/"
+        if self.redirect_uris:
+            parts = urlsplit(self.redirect_uris[0])
+            return f"{parts.scheme}://{parts.netloc}/"
+        return None
+
 
 def all_sites() -> dict[str, Site]:
     sites = {row.name: Site(row.name, tuple(row.redirect_uris), tuple(row.origins))
@@ -48,6 +59,17 @@ def registered_redirect_uri(untrusted_uri: str | None) -> str:
             if untrusted_uri in site.redirect_uris:
                 return untrusted_uri
     raise InvalidRedirectUri()
+
+
+def registered_site(untrusted_name: str | None) -> Site | None:
+    """The site registered under exactly this name, or None."""
+    return all_sites().get(untrusted_name or "")
+
+
+def site_of_redirect_uri(redirect_uri: str) -> Site | None:
+    """The site that registered this redirect URI."""
+    return next((site for site in all_sites().values() if redirect_uri in site.redirect_uris),
+                None)
 
 
 def callback_redirect_uri(untrusted_name: str | None) -> str:

@@ -9,7 +9,7 @@ from app import targets
 from app.api import ratelimits
 from app.api.oauth import start as start_provider
 from app.api.shaping import client_info
-from app.domain import accounts, providers, recovery, sessions, throttle
+from app.domain import accounts, providers, recovery, sessions, sites, throttle
 from app.domain.errors import (
     AuthError,
     EmailNotConfirmed,
@@ -19,6 +19,7 @@ from app.domain.errors import (
     InvalidResetToken,
     RateLimited,
 )
+from app.domain.sites import Site
 from app.pages import bp, browser, duration
 from app.pages.forms import ForgotPasswordForm, LoginForm, ResetPasswordForm, SignupForm
 from app.targets import Target
@@ -49,6 +50,22 @@ def _finish(signed_in: browser.BrowserUser, target: Target | None) -> Response:
 def _page(template: str, target: Target | None, status: int = 200, **context: object) -> Page:
     return render_template(template, carry=_carry(target),
                            providers=providers.enabled_providers(), **context), status
+
+
+def _site_of(target: Target | None) -> str | None:
+    """The registered name of the site a target returns to: all of it that travels by mail."""
+    site = sites.site_of_redirect_uri(target.redirect_uri) if target else None
+    return site.name if site else None
+
+
+def _site_query(site: Site | None) -> dict[str, str]:
+    return {"site": site.name} if site else {}
+
+
+def _reset_page(template: str, site: Site | None, status: int = 200, **context: object) -> Page:
+    """The pages a reset mail leads to carry a registered site's name, nothing else: after the
+    reset the person goes back to the site, which starts a sign-in with its own state."""
+    return render_template(template, carry=_site_query(site), site=site, **context), status
 
 
 def _field_errors(form: object, error: InvalidBody) -> None:
@@ -149,7 +166,7 @@ def forgot_submit() -> Page:
     form = ForgotPasswordForm()
     if not form.validate_on_submit():
         return _page("pages/forgot_password.html", target, 422, form=form)
-    recovery.request_reset(form.email.data, client_info(), _carry(target))
+    recovery.request_reset(form.email.data, client_info(), _site_of(target))
     return _page("pages/forgot_sent.html", target, 202, email=form.email.data)
 
 
@@ -158,34 +175,34 @@ RESET_TOKEN_KEY = "svc_reset_token"  # noqa: S105 (a session key)
 
 @bp.get("/reset-password")
 def reset_form() -> Page:
-    target = targets.from_request(required=False)
+    site = sites.registered_site(request.args.get("site"))  # an unknown name is dropped
     if "token" in request.args:
         # Move the token from the address bar into the session cookie, so it is in no history,
         # log or Referer from here on.
         session[RESET_TOKEN_KEY] = request.args["token"]
-        return redirect(url_for(".reset_form", **_carry(target)))
+        return redirect(url_for(".reset_form", **_site_query(site)))
     token = session.get(RESET_TOKEN_KEY)
     if not token or not recovery.reset_token_is_live(token):
         raise InvalidResetToken()
-    return _page("pages/reset_password.html", target, form=ResetPasswordForm())
+    return _reset_page("pages/reset_password.html", site, form=ResetPasswordForm())
 
 
 @bp.post("/reset-password")
 @ratelimits.reset
 def reset_submit() -> Page:
-    target = targets.from_request(required=False)
+    site = sites.registered_site(request.args.get("site"))
     form = ResetPasswordForm()
     if not form.validate_on_submit():
-        return _page("pages/reset_password.html", target, 422, form=form)
+        return _reset_page("pages/reset_password.html", site, 422, form=form)
     try:
         recovery.reset_password(session.get(RESET_TOKEN_KEY, ""), form.new_password.data,
                                 client_info())
     except InvalidBody as error:
         _field_errors(form, error)
-        return _page("pages/reset_password.html", target, 422, form=form)
+        return _reset_page("pages/reset_password.html", site, 422, form=form)
     session.pop(RESET_TOKEN_KEY, None)
     browser.sign_out()  # every session ended, this browser's too: sign in with the new password
-    return _page("pages/reset_done.html", target)
+    return _reset_page("pages/reset_done.html", site)
 
 
 @bp.get("/confirm-email")

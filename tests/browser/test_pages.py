@@ -311,28 +311,40 @@ def test_forgot_and_reset_through_the_mail_outbox(page: Page, site: Site):
     expect(page.get_by_label("New password")).to_have_count(0)
 
 
-def test_password_recovery_keeps_the_way_back_to_the_site(page: Page, site: Site):
+def test_password_recovery_sends_the_person_back_to_the_site(page: Page, site: Site):
+    """Of the sign-in that asked for the reset, only the site's name travels through mail: after
+    the reset the person goes back to the site, which starts a sign-in with its own state and
+    challenge (issue 12, item 9)."""
     email = unique_email("recover-site")
     create_account(site, email)
     new_password = "recovered passphrase for the site"
-    verifier, challenge = pkce_pair()
+    _, first_challenge = pkce_pair()
     query = urlencode({"redirect_uri": site.symbols_cb, "state": "r1",
-                       "code_challenge": challenge, "code_challenge_method": "S256"})
+                       "code_challenge": first_challenge, "code_challenge_method": "S256"})
     page.goto(site.url(f"/login?{query}"))
     page.get_by_role("link", name="Forgot your password?").click()
     page.get_by_label("Email").fill(email)
     page.get_by_role("button", name="Send the link").click()
     expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
 
-    page.goto(link_in(read_mail(site, email, "Reset your password"), "/reset-password"))
+    link = link_in(read_mail(site, email, "Reset your password"), "/reset-password")
+    assert "site=symbols" in link and "r1" not in link and first_challenge not in link
+    page.goto(link)
     assert "token" not in page.url
     page.get_by_label("New password").fill(new_password)
     page.get_by_role("button", name="Set the password").click()
-    page.get_by_role("link", name="Sign in").click()
-    sign_in_with_form(page, email, new_password)
+    page.get_by_role("link", name="Back to symbols").click()
+    page.get_by_role("heading", name="Back at the client site").wait_for()
+    assert page.url == site.clients.origin + "/"
 
+    # The site starts a sign-in of its own.
+    verifier, challenge = pkce_pair()
+    query = urlencode({"redirect_uri": site.symbols_cb, "state": "fresh-2",
+                       "code_challenge": challenge, "code_challenge_method": "S256"})
+    page.goto(site.url(f"/login?{query}"))
+    sign_in_with_form(page, email, new_password)
     back = wait_for_callback(page, site.symbols_cb)
-    assert back["state"] == "r1"
+    assert back["state"] == "fresh-2"
     answer = exchange(site, back["code"], "password", verifier, site.symbols_cb)
     assert answer.status_code == 200, answer.text
 

@@ -18,6 +18,7 @@ from flask import Flask
 
 from app import create_app
 from app.extensions import db
+from tests.conftest import ServerLikeClient
 
 # Fuzzers run a fixed seed locally, and derandomized in CI (`CI=true`), so a CI run never finds
 # something the next run cannot reproduce.
@@ -45,6 +46,7 @@ def build_app(directory: Path, **overrides: Any) -> Flask:
         "GITHUB_CLIENT_ID": None, "GITHUB_CLIENT_SECRET": None,
         **overrides,
     })
+    app.test_client_class = ServerLikeClient
     with app.app_context():
         db.create_all()
     return app

@@ -1,15 +1,16 @@
 """Recovery and the account page, through the test client."""
 
 import re
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
 from app.domain import identities
 from app.domain.audit import ClientInfo
 from app.domain.providers import Profile
+from app.domain.sites import Site
 from tests.conftest import PASSWORD
-from tests.pages.conftest import csrf_token, submit
+from tests.pages.conftest import SYMBOLS, csrf_token, submit
 
 NEW = "a brand new passphrase"
 
@@ -62,14 +63,65 @@ def test_a_reset_through_the_pages_ends_sessions_and_does_not_sign_in(app, clien
     assert submit(client, "/login", {"email": user.email, "password": NEW}).status_code == 302
 
 
-def test_the_target_survives_the_reset_mail(client, user, mailbox):
-    link = reset_link(client, mailbox, user.email, "?callback=symbols&state=r1")
-    assert "redirect_uri=https%3A%2F%2Fsymbols.example%2Fcb" in link and "state=r1" in link
-    client.get(link.removeprefix("http://127.0.0.1:5000"))
-    done = client.post(
-        "/reset-password?redirect_uri=https://symbols.example/cb&state=r1",
-        data={"csrf_token": csrf_token(client, "/reset-password"), "new_password": NEW})
-    assert b"/login?redirect_uri=https://symbols.example/cb&amp;state=r1" in done.data
+# What travels through mail (issue 12, item 9): a forgot-password request made with someone
+# else's state and PKCE challenge must not put them into the owner's genuine reset mail, where the
+# owner's next sign-in would hand a code redeemable with that someone's verifier.
+ATTACKER_STATE = "attacker-state-5f1c"
+ATTACKER_CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+ATTACKER_ENTRIES = [
+    {"redirect_uri": SYMBOLS, "state": ATTACKER_STATE, "code_challenge": ATTACKER_CHALLENGE,
+     "code_challenge_method": "S256"},
+    {"callback": "symbols", "state": ATTACKER_STATE, "code_challenge": ATTACKER_CHALLENGE,
+     "code_challenge_method": "S256"},
+]
+
+
+def attacker_traces(text):
+    return [trace for trace in (ATTACKER_STATE, ATTACKER_CHALLENGE, "symbols.example/cb",
+                                "symbols.example%2Fcb", "redirect_uri", "code_challenge", "state=")
+            if trace in text]
+
+
+@pytest.mark.parametrize("entry", ATTACKER_ENTRIES, ids=["redirect_uri", "callback"])
+def test_the_reset_mail_carries_only_the_site_name(app, client, user, mailbox, entry):
+    submit(client, "/forgot-password?" + urlencode(entry), {"email": user.email})
+    [mail] = mailbox.to(user.email)
+    for part in ("plain", "html"):
+        assert attacker_traces(mail.get_body((part,)).get_content()) == []
+    link = mailbox.last_link(user.email, "/reset-password")
+    assert sorted(parse_qs(urlsplit(link).query)) == ["site", "token"]
+    assert parse_qs(urlsplit(link).query)["site"] == ["symbols"]
+
+    owner = app.test_client()  # the owner opens the mail in a browser of their own
+    moved = owner.get(urlsplit(link).path + "?" + urlsplit(link).query)
+    assert moved.headers["Location"] == "/reset-password?site=symbols"
+    form = owner.get(moved.headers["Location"])
+    done = submit(owner, "/reset-password?site=symbols", {"new_password": NEW})
+    assert done.status_code == 200 and b"Password updated" in done.data
+    for page in (form.text, done.text):
+        assert attacker_traces(page) == []
+    # Back to the site's own page, which starts a sign-in with its own state and challenge.
+    assert '<a class="button" href="https://symbols.example/">Back to symbols</a>' in done.text
+
+
+@pytest.mark.parametrize("untrusted_site", ["evil", "SYMBOLS", "https://evil.example", ""])
+def test_a_site_name_that_is_not_registered_is_dropped(client, user, mailbox, untrusted_site):
+    link = reset_link(client, mailbox, user.email)
+    moved = client.get(urlsplit(link).path + "?" + urlsplit(link).query + "&"
+                       + urlencode({"site": untrusted_site}))
+    assert moved.headers["Location"] == "/reset-password"
+    path = "/reset-password?" + urlencode({"site": untrusted_site})
+    done = submit(client, path, {"new_password": NEW})
+    assert done.status_code == 200 and "Back to" not in done.text
+    assert '<a class="button" href="/login">Sign in</a>' in done.text
+    assert untrusted_site == "" or untrusted_site not in done.text
+
+
+def test_a_site_is_found_at_its_first_origin_or_its_redirect_uris_origin():
+    assert Site("s", ("https://auth.s.example/cb",), ("https://www.s.example",)).home == \
+        "https://www.s.example/"
+    assert Site("s", ("https://auth.s.example:8443/cb?x=1",), ()).home == \
+        "https://auth.s.example:8443/"
 
 
 def test_a_weak_new_password_is_shown_on_the_field(client, user, mailbox):

@@ -8,6 +8,7 @@ session behind it is checked on every call, separately (domain/sessions.py).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from app.domain import low_s
 from app.domain.errors import InvalidToken, TokenExpired
 from app.domain.keys import Keyring
 
@@ -58,6 +60,8 @@ class AccessTokens:
         }
         token = jwt.encode(claims, key.private, algorithm=key.alg,
                            headers={"kid": key.kid, "typ": ACCESS_TOKEN_TYPE})
+        if key.alg == "ES256":
+            token = low_s.normalised(token)
         return AccessToken(token, iat + self.ttl)
 
     def verify(self, token: str, now: datetime) -> AccessClaims:
@@ -70,7 +74,9 @@ class AccessTokens:
         return claims
 
     def _decode(self, token: str) -> AccessClaims:
-        if len(token) > MAX_TOKEN_LENGTH:
+        # Compact JWS segments are unpadded base64url (RFC 7515 section 2): with "=" a token
+        # would have a second string.
+        if len(token) > MAX_TOKEN_LENGTH or "=" in token:
             raise InvalidToken()
         try:
             header = jwt.get_unverified_header(token)
@@ -82,7 +88,7 @@ class AccessTokens:
         # Only our own keys, each pinned to its algorithm: `none`, HS256-with-a-public-key and
         # embedded jwk/jku/x5u headers all fail here, since the header never picks the key.
         key = self.keyring.verification_key(kid)
-        if key is None:
+        if key is None or (key.alg == "ES256" and not low_s.is_low_s(token)):
             raise InvalidToken()
         try:
             payload = jwt.decode(
@@ -131,6 +137,13 @@ def hash_secret(raw: str) -> str:
     """What the database keeps instead of the secret. The secret is random, so no salt is needed.
     Any text hashes (a lone surrogate too): it simply matches no secret of ours."""
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def keyed_digest(secret: str, purpose: str, text: str) -> bytes:
+    """HMAC-SHA256 of `text` under a key derived from `secret` (the app's SECRET_KEY) for this
+    `purpose` alone: the same text gives unrelated digests for two purposes. Any text digests."""
+    key = hashlib.sha256(f"svc-auth {purpose}\0{secret}".encode("utf-8", "surrogatepass")).digest()
+    return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
 
 
 def _sealing_key(holder: str) -> bytes:

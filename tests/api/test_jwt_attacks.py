@@ -471,7 +471,7 @@ def test_basic_scheme_with_a_valid_token_is_refused(client, user, login):  # typ
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
-# One token, one string (issue 12 item 8) -------------------------------------------------------
+# One token, one string; retired keys (issue 12 item 8) ----------------------------------------
 
 def test_high_s_twin_of_a_valid_token_is_refused(client, user, login, service_key):  # type: ignore[no-untyped-def]
     """One token, one string: r||(n - s) is a valid signature of the same token (pyjwt accepts
@@ -503,6 +503,26 @@ def test_issued_tokens_are_low_s(app, clock):  # type: ignore[no-untyped-def]
         for n, token in enumerate(issued):
             assert s_of(signature_of(token.token)) <= P256_ORDER // 2
             assert tokens.verify(token.token, clock.now).session_id == f"s-{n}"
+
+
+def test_a_retired_key_cannot_mint_new_tokens(app, client, user, login, forge, clock):  # type: ignore[no-untyped-def]
+    """Someone holding an old (retired) key signs a fresh token with it: refused when its iat
+    is more than the leeway after the retirement. What the key signed before still works."""
+    before = login(user)["access_token"]
+    result = app.test_cli_runner().invoke(args=["keys", "rotate"])
+    assert result.exit_code == 0, result.output
+    retired_at = int(clock.now.timestamp())
+    clock.advance(60)
+    now = int(clock.now.timestamp())
+
+    def minted(issued_at: int) -> str:  # `forge` signs with the key of before the rotation
+        return forge({"iat": issued_at, "nbf": issued_at, "exp": issued_at + 3600})
+
+    assert_rejected(verify(client, minted(now)))
+    assert_rejected(verify(client, minted(retired_at + 6)))
+    assert verify(client, minted(retired_at + 5)).status_code == 200  # within the leeway
+    assert verify(client, minted(retired_at - 60)).status_code == 200
+    assert verify(client, before).status_code == 200
 
 
 # The same defences with a shared secret (SVC_JWT_ALG=HS256) ------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import wraps
 from typing import Any
 
@@ -10,8 +11,10 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
-from app.domain import accounts, sessions, sites, throttle
+from app.domain import accounts, audit, sessions, sites, throttle
+from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
+from app.domain.keys import Keyring, SigningKey
 from app.domain.services import services
 from app.extensions import db
 
@@ -67,14 +70,59 @@ def disable(email: str) -> None:
     click.echo(f"Disabled {user.email}; its sessions are revoked.")
 
 
+def _keyring() -> Keyring:
+    return services().access_tokens.keyring
+
+
 @keys.command("rotate")
 def rotate() -> None:
     try:
-        key = services().access_tokens.keyring.rotate()
+        key = _keyring().rotate()
     except RuntimeError as error:
         raise click.ClickException(str(error)) from None
-    click.echo(f"New signing key {key.kid} ({key.alg}); older keys verify until their tokens"
-               " expire.")
+    click.echo(f"New signing key {key.kid} ({key.alg}); older keys verify the tokens they signed"
+               " before now, until those expire.")
+
+
+@keys.command("revoke")
+@click.argument("kid")
+def revoke_key(kid: str) -> None:
+    """Remove a (leaked) key at once: no token it signed verifies any more. Revoking the
+    signing key puts a new one in its place."""
+    try:
+        replacement = _keyring().revoke(kid)
+    except (RuntimeError, LookupError) as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"Revoked {kid}: every token it signed is refused from now on.")
+    if replacement is not None:
+        click.echo(f"It was the signing key: new signing key {replacement.kid}"
+                   f" ({replacement.alg}). Access tokens it signed are refused; clients"
+                   " refresh to get new ones.")
+    audit.record("signing_key_revoked", ClientInfo(user_agent=f"flask keys revoke {kid}"))
+    db.session.commit()
+
+
+@keys.command("list")
+def list_keys() -> None:
+    """The keys in force, the signing key first. A revoked key is gone from the list at once
+    (the audit trail keeps `signing_key_revoked`)."""
+    ring = _keyring()
+    signing, *others = ring.in_force()
+    source = " (SVC_JWT_KEYS)" if ring.is_static else f", created {_utc(signing.created_at)}"
+    click.echo(f"{signing.kid}  {signing.alg}  signs{source}")
+    for key in others:
+        click.echo(f"{key.kid}  {key.alg}  {_verifying_status(key, ring.keep_for)}")
+
+
+def _verifying_status(key: SigningKey, keep_for: int) -> str:
+    if key.retired_at is None:  # a key after the first in SVC_JWT_KEYS
+        return "verifies (SVC_JWT_KEYS)"
+    return (f"retired {_utc(key.retired_at)}: verifies only tokens issued before then,"
+            f" until {_utc(key.retired_at + keep_for)}")
+
+
+def _utc(timestamp: int) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 @sessions_cli.command("purge-expired")

@@ -1,10 +1,15 @@
 """flask users / keys / sessions commands."""
 
+import jwt
 import pytest
 from sqlalchemy import select
 
+from app import create_app
+from app.domain.keys import generate_material
+from app.domain.services import services
 from app.extensions import db
-from app.models import AuthSession, FailureCounter, User
+from app.models import AuditEvent, AuthSession, FailureCounter, User
+from tests.conftest import bearer
 
 
 def run(app, *args, input=None):
@@ -81,3 +86,73 @@ class TestFailureCounters:
         assert "Deleted 2 failure counters" in result.output  # old@'s, per address and overall
         with app.app_context():
             assert len(db.session.scalars(select(FailureCounter)).all()) == 2
+
+
+# keys revoke / list (issue 12 item 8) -----------------------------------------------------------
+
+def kid_of(token):
+    return jwt.get_unverified_header(token)["kid"]
+
+
+def test_keys_revoke_of_the_signing_key_refuses_its_tokens_at_once(app, client, user, login):
+    """A leaked signing key: its tokens are refused at once, even one verified (and cached) just
+    before; the command puts a new signing key in its place and says so; the audit trail has it."""
+    token = login(user)["access_token"]
+    assert client.get("/api/v2/auth/verify", headers=bearer(token)).status_code == 200
+    leaked = kid_of(token)
+    result = run(app, "keys", "revoke", leaked)
+    assert result.exit_code == 0, result.output
+    assert f"Revoked {leaked}" in result.output and "new signing key" in result.output
+    refused = client.get("/api/v2/auth/verify", headers=bearer(token))
+    assert refused.status_code == 401 and refused.get_json()["code"] == "invalid_token"
+    fresh = login(user)["access_token"]
+    assert kid_of(fresh) != leaked and kid_of(fresh) in result.output
+    assert client.get("/api/v2/auth/verify", headers=bearer(fresh)).status_code == 200
+    with app.app_context():
+        [event] = db.session.scalars(
+            select(AuditEvent).where(AuditEvent.event == "signing_key_revoked")).all()
+        assert event.user_agent == f"flask keys revoke {leaked}"
+
+
+def test_keys_revoke_of_a_retired_key_keeps_the_signing_key(app, client, user, login):
+    old_token = login(user)["access_token"]
+    assert run(app, "keys", "rotate").exit_code == 0
+    new_token = login(user)["access_token"]
+    result = run(app, "keys", "revoke", kid_of(old_token))
+    assert result.exit_code == 0, result.output
+    assert "new signing key" not in result.output
+    assert client.get("/api/v2/auth/verify", headers=bearer(old_token)).status_code == 401
+    assert client.get("/api/v2/auth/verify", headers=bearer(new_token)).status_code == 200
+
+
+def test_keys_revoke_of_an_unknown_kid_is_a_clear_error(app):
+    result = run(app, "keys", "revoke", "no-such-kid")
+    assert result.exit_code != 0
+    assert "No key 'no-such-kid'" in result.output and "keys list" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_keys_revoke_with_static_keys_says_how(tmp_path):
+    static = create_app({"INSTANCE_PATH": str(tmp_path / "instance"),
+                         "SQLALCHEMY_DATABASE_URI": "sqlite://", "SECRET_KEY": "test",
+                         "JWT_KEYS": [generate_material("ES256"), generate_material("ES256")]})
+    with static.app_context():
+        second = services().access_tokens.keyring.in_force()[1].kid
+    result = run(static, "keys", "revoke", second)
+    assert result.exit_code != 0
+    assert "removing it from SVC_JWT_KEYS" in result.output
+    with static.app_context():
+        assert services().access_tokens.keyring.verification_key(second) is not None
+
+
+def test_keys_list_shows_what_each_key_does(app, clock):
+    with app.app_context():
+        first = services().access_tokens.keyring.signing_key().kid
+    assert run(app, "keys", "rotate").exit_code == 0
+    result = run(app, "keys", "list")
+    assert result.exit_code == 0, result.output
+    signing, retired = result.output.splitlines()
+    assert " ES256  signs, created " in signing and first not in signing
+    day = clock.now.strftime("%Y-%m-%d")
+    assert retired.startswith(f"{first}  ES256  retired {day}")
+    assert "verifies only tokens issued before then, until" in retired

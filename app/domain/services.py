@@ -22,9 +22,11 @@ class Services:
 
     @classmethod
     def from_config(cls, config: dict[str, Any], instance_path: str) -> Services:
+        clock = config["CLOCK"]
         keyring = Keyring(
             config["JWT_ALG"], config["JWT_KEYS"], Path(instance_path) / "jwt-keys.json",
             keep_for=int(config["ACCESS_TOKEN_TTL"]) + int(config["JWT_LEEWAY"]),
+            clock=lambda: clock().timestamp(),
         )
         return cls(
             hasher=Hasher(int(config["ARGON2_MEMORY_COST"]), int(config["ARGON2_TIME_COST"]),

@@ -1,8 +1,10 @@
 """Access tokens (JWT) and the opaque secrets behind refresh tokens.
 
 An access token is checked once, fully, and its claims are then cached until it expires: a client
-site verifies the same token many times an hour, and a decode costs twice a Flask request. The
-session behind it is checked on every call, separately (domain/sessions.py).
+site verifies the same token many times an hour, and a decode costs twice a Flask request. What
+can change after that first check is asked again on every call: whether the key that signed it is
+still in force (a revoked key's tokens stop at once), and, separately, whether the session behind
+it lives (domain/sessions.py).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from app.domain import low_s
 from app.domain.errors import InvalidToken, TokenExpired
-from app.domain.keys import Keyring
+from app.domain.keys import Keyring, SigningKey
 
 ACCESS_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type, not a secret)
 MAX_TOKEN_LENGTH = 4096
@@ -46,7 +49,8 @@ class AccessTokens:
                  cache_size: int = 10_000) -> None:
         self.keyring = keyring
         self.issuer, self.audience, self.ttl, self.leeway = issuer, audience, ttl, leeway
-        self._cache: OrderedDict[str, AccessClaims] = OrderedDict()
+        # token -> (the kid that signed it, its claims)
+        self._cache: OrderedDict[str, tuple[str, AccessClaims]] = OrderedDict()
         self._cache_size = cache_size
 
     def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime) -> AccessToken:
@@ -59,19 +63,26 @@ class AccessTokens:
         }
         token = jwt.encode(claims, key.private, algorithm=key.alg,
                            headers={"kid": key.kid, "typ": ACCESS_TOKEN_TYPE})
+        if key.alg == "ES256":
+            token = low_s.normalised(token)
         return AccessToken(token, iat + self.ttl)
 
     def verify(self, token: str, now: datetime) -> AccessClaims:
         """The token's claims, or InvalidToken / TokenExpired. Never anything else."""
-        claims = self._cache.get(token)
-        if claims is None:
-            claims = self._decode(token)
-        self._check_times(claims, int(now.timestamp()))
-        self._remember(token, claims)
-        return claims
+        at = int(now.timestamp())
+        cached = self._cache.get(token)
+        if cached is None:
+            cached = self._decode(token, at)
+        else:
+            self._key_in_force(cached[0], cached[1], at)
+        self._check_times(cached[1], at)
+        self._remember(token, cached)
+        return cached[1]
 
-    def _decode(self, token: str) -> AccessClaims:
-        if len(token) > MAX_TOKEN_LENGTH:
+    def _decode(self, token: str, at: int) -> tuple[str, AccessClaims]:
+        # Compact JWS segments are unpadded base64url (RFC 7515 section 2): with "=" a token
+        # would have a second string.
+        if len(token) > MAX_TOKEN_LENGTH or "=" in token:
             raise InvalidToken()
         try:
             header = jwt.get_unverified_header(token)
@@ -82,8 +93,8 @@ class AccessTokens:
             raise InvalidToken()
         # Only our own keys, each pinned to its algorithm: `none`, HS256-with-a-public-key and
         # embedded jwk/jku/x5u headers all fail here, since the header never picks the key.
-        key = self.keyring.verification_key(kid)
-        if key is None:
+        key = self.keyring.verification_key(kid, at)
+        if key is None or (key.alg == "ES256" and not low_s.is_low_s(token)):
             raise InvalidToken()
         try:
             payload = jwt.decode(
@@ -95,7 +106,18 @@ class AccessTokens:
             )
         except jwt.InvalidTokenError:
             raise InvalidToken() from None
-        return _claims_from(payload)
+        claims = _claims_from(payload)
+        self._key_in_force(kid, claims, at)
+        return kid, claims
+
+    def _key_in_force(self, kid: str, claims: AccessClaims, at: int) -> SigningKey:
+        """The key that signed these claims, if it is still in force and was when they were
+        issued: a revoked key verifies nothing, a retired one nothing issued after it retired."""
+        key = self.keyring.verification_key(kid, at)
+        if key is None or (key.retired_at is not None
+                           and not key.may_have_signed(claims.issued_at, self.leeway)):
+            raise InvalidToken()
+        return key
 
     def _check_times(self, claims: AccessClaims, now: int) -> None:
         if claims.expires_at - claims.issued_at > self.ttl:
@@ -105,8 +127,8 @@ class AccessTokens:
         if claims.expires_at <= now - self.leeway:
             raise TokenExpired()
 
-    def _remember(self, token: str, claims: AccessClaims) -> None:
-        self._cache[token] = claims
+    def _remember(self, token: str, signed: tuple[str, AccessClaims]) -> None:
+        self._cache[token] = signed
         self._cache.move_to_end(token)
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)

@@ -53,8 +53,37 @@ def hmac_signer(secret: bytes) -> Callable[[bytes], bytes]:
     return lambda msg: hmac.new(secret, msg, sha256).digest()
 
 
+# The order of the P-256 group (SEC 2, 2.4.2). An ES256 signature r||s has a twin, r||(n - s),
+# valid for the same message: the service issues and accepts only the low one (s <= n/2).
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+def s_of(signature: bytes) -> int:
+    return int.from_bytes(signature[32:], "big")
+
+
+def flipped_s(signature: bytes) -> bytes:
+    return signature[:32] + (P256_ORDER - s_of(signature)).to_bytes(32, "big")
+
+
+def low_s(signature: bytes) -> bytes:
+    return signature if s_of(signature) <= P256_ORDER // 2 else flipped_s(signature)
+
+
+def signature_of(token: str) -> bytes:
+    encoded = token.rsplit(".", 1)[1]
+    return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+
+
+def with_signature(token: str, signature: bytes) -> str:
+    return f"{token.rsplit('.', 1)[0]}.{b64url(signature)}"
+
+
 def key_signer(alg: str, private_key: Any) -> Callable[[bytes], bytes]:
+    """Signs as the service does: an ES256 signature in its low-S form."""
     algorithm = get_default_algorithms()[alg]
+    if alg == "ES256":
+        return lambda msg: low_s(algorithm.sign(msg, private_key))
     return lambda msg: algorithm.sign(msg, private_key)
 
 
@@ -165,6 +194,8 @@ def test_forged_control_is_accepted(client, forge, service_key, valid_claims):  
     assert response.get_json()["session_id"] == valid_claims["sid"]
     with_pyjwt = jwt.encode(valid_claims, service_key.private, algorithm=service_key.alg,
                             headers={"kid": service_key.kid, "typ": "at+jwt"})
+    # pyjwt (through cryptography) gives the high-S form half the time: put it in the low one.
+    with_pyjwt = with_signature(with_pyjwt, low_s(signature_of(with_pyjwt)))
     assert verify(client, with_pyjwt).status_code == 200
 
 
@@ -438,6 +469,60 @@ def test_basic_scheme_with_a_valid_token_is_refused(client, user, login):  # typ
     response = client.get(VERIFY, headers={"Authorization": f"Basic {token}"})
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+# One token, one string; retired keys (issue 12 item 8) ----------------------------------------
+
+def test_high_s_twin_of_a_valid_token_is_refused(client, user, login, service_key):  # type: ignore[no-untyped-def]
+    """One token, one string: r||(n - s) is a valid signature of the same token (pyjwt accepts
+    it), so it would be a second string for it. The service refuses it, cached original or not."""
+    token = login(user)["access_token"]
+    assert verify(client, token).status_code == 200
+    twin = with_signature(token, flipped_s(signature_of(token)))
+    assert twin != token
+    jwt.decode(twin, service_key.public, algorithms=["ES256"], audience="svc",
+               options={"verify_exp": False})  # a genuine signature, to a library
+    assert_rejected(verify(client, twin))
+    assert verify(client, token).status_code == 200
+
+
+def test_padded_signature_is_refused(client, user, login):  # type: ignore[no-untyped-def]
+    """pyjwt accepts base64 padding on the signature: another second string for one token."""
+    token = login(user)["access_token"]
+    assert len(token.rsplit(".", 1)[1]) % 4 == 2  # so "==" is well-formed padding
+    assert_rejected(verify(client, token + "=="))
+    assert verify(client, token).status_code == 200
+
+
+def test_issued_tokens_are_low_s(app, clock):  # type: ignore[no-untyped-def]
+    """cryptography signs with a high S about half the time; the service normalises it."""
+    with app.app_context():
+        tokens = services().access_tokens
+        issued = [tokens.issue(user_id="u-1", session_id=f"s-{n}", plan="free", now=clock.now)
+                  for n in range(200)]
+        for n, token in enumerate(issued):
+            assert s_of(signature_of(token.token)) <= P256_ORDER // 2
+            assert tokens.verify(token.token, clock.now).session_id == f"s-{n}"
+
+
+def test_a_retired_key_cannot_mint_new_tokens(app, client, user, login, forge, clock):  # type: ignore[no-untyped-def]
+    """Someone holding an old (retired) key signs a fresh token with it: refused when its iat
+    is more than the leeway after the retirement. What the key signed before still works."""
+    before = login(user)["access_token"]
+    result = app.test_cli_runner().invoke(args=["keys", "rotate"])
+    assert result.exit_code == 0, result.output
+    retired_at = int(clock.now.timestamp())
+    clock.advance(60)
+    now = int(clock.now.timestamp())
+
+    def minted(issued_at: int) -> str:  # `forge` signs with the key of before the rotation
+        return forge({"iat": issued_at, "nbf": issued_at, "exp": issued_at + 3600})
+
+    assert_rejected(verify(client, minted(now)))
+    assert_rejected(verify(client, minted(retired_at + 6)))
+    assert verify(client, minted(retired_at + 5)).status_code == 200  # within the leeway
+    assert verify(client, minted(retired_at - 60)).status_code == 200
+    assert verify(client, before).status_code == 200
 
 
 # The same defences with a shared secret (SVC_JWT_ALG=HS256) ------------------------------------

@@ -122,3 +122,23 @@ def test_a_body_without_an_email_is_still_counted_and_logs_no_error(client, capl
                 for _ in range(3)]
     assert statuses == [422, 422, 422]
     assert "Empty value found" not in caplog.text
+
+
+def test_an_app_with_limits_off_is_not_limited_by_another_apps_setting(tmp_path, clock,
+                                                                       database_url):
+    """The process's one Limiter takes `enabled` from the last app started: an app with limits
+    off must still never answer 429 (the contract fuzzer's app lives beside limited ones)."""
+    from app.extensions import db
+    from tests.conftest import build_app, dispose_app
+
+    off = build_app(tmp_path / "off", clock, {"LIMIT_LOGIN": "1 per minute"}, database_url)
+    on = build_app(tmp_path / "on", clock, {"RATELIMIT_ENABLED": True}, database_url)
+    with off.app_context():
+        db.create_all()
+    try:
+        statuses = {off.test_client().post("/api/v2/auth/login", json={
+            "email": "nobody@example.com", "password": "wrong"}).status_code for _ in range(8)}
+        assert statuses == {401}
+    finally:
+        dispose_app(on)
+        dispose_app(off)

@@ -186,3 +186,14 @@ def test_a_refresh_racing_a_logout_of_its_session_hands_out_no_tokens(
     assert raced.status_code == 401, raced.get_json()
     assert raced.get_json()["code"] == "invalid_token"
     assert "access_token" not in raced.get_json()
+
+
+@pytest.mark.parametrize("settings", [{"ACCESS_TOKEN_TTL": 5}])
+def test_a_developer_sees_refresh_work_within_seconds(client, user, login, clock, settings):
+    body = login(user)
+    assert body["expires_in"] == 5
+    clock.advance(5 + 5 + 1)  # the lifetime and the 5 s of leeway
+    expired = verify(client, body["access_token"])
+    assert expired.status_code == 401 and expired.get_json()["code"] == "token_expired"
+    renewed = refresh(client, body["refresh_token"]).get_json()
+    assert verify(client, renewed["access_token"]).status_code == 200

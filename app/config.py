@@ -5,7 +5,6 @@ Read once in the app factory, never at import time. Every setting is documented 
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from flask import Flask
 from limits import parse
 
 from app.domain.clock import system_clock
-from app.instance_files import create_once
+from app.instance_files import create_once, private_file
 
 DAY = 24 * 3600
 
@@ -146,8 +145,9 @@ def _derive(app: Flask) -> None:
 
 
 def _default_database(app: Flask) -> str:
-    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{os.path.join(app.instance_path, 'svc-auth.db')}"
+    path = Path(app.instance_path) / "svc-auth.db"
+    private_file(path)  # password hashes and addresses: the owner's alone
+    return f"sqlite:///{path}"
 
 
 def _instance_secret(app: Flask) -> str:

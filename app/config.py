@@ -84,6 +84,10 @@ DEFAULTS: dict[str, Any] = {
     "GITHUB_TOKEN_URL": "https://github.com/login/oauth/access_token",
     "GITHUB_API_URL": "https://api.github.com/",
     "PROVIDER_TIMEOUT": 10,
+    # Retention (`flask --app wsgi purge`): audit events for this many days (0: for ever);
+    # handoff codes and emailed tokens for this many hours after they expire.
+    "AUDIT_RETENTION_DAYS": 365,
+    "CODE_RETENTION_HOURS": 24,
     # Operations
     "LOG_FORMAT": None,  # "json" or "text"; None: json in production, text otherwise
     "METRICS_TOKEN": None,  # unset: no /metrics
@@ -193,6 +197,9 @@ def _check(config: dict[str, Any]) -> None:
         raise RuntimeError("SVC_REFRESH_IDLE_TTL cannot exceed SVC_REFRESH_MAX_TTL.")
     if not 0 <= int(config["REFRESH_REUSE_GRACE"]) <= 60:
         raise RuntimeError("SVC_REFRESH_REUSE_GRACE must be between 0 and 60 seconds.")
+    for name in ("AUDIT_RETENTION_DAYS", "CODE_RETENTION_HOURS"):
+        if int(config[name]) < 0:
+            raise RuntimeError(f"SVC_{name} cannot be negative.")
     _check_limits(config)
     if config["ENV"] != "production":
         return

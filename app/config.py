@@ -115,7 +115,8 @@ def _derive(app: Flask) -> None:
     """Fill in the settings that follow from others, and the library settings they map to."""
     config = app.config
     config["PUBLIC_URL"] = str(config["PUBLIC_URL"]).rstrip("/")
-    config.setdefault("SQLALCHEMY_DATABASE_URI", config["DATABASE_URL"] or _default_database(app))
+    if "SQLALCHEMY_DATABASE_URI" not in config:  # (a test may set it; then no file is made)
+        config["SQLALCHEMY_DATABASE_URI"] = config["DATABASE_URL"] or _default_database(app)
     # Test each pooled connection before use, so the service recovers by itself once a
     # database that went away is back.
     config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})

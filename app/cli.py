@@ -123,5 +123,5 @@ def remove_site(name: str) -> None:
 
 
 def register(app: Flask) -> None:
-    for command in (users, keys, sessions_cli, sites_cli, purge):
-        app.cli.add_command(command)
+    for group in (users, keys, sessions_cli, sites_cli, purge):
+        app.cli.add_command(group)

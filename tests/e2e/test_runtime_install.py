@@ -15,6 +15,7 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -195,6 +196,13 @@ def test_a_production_install_sends_mail(install: Install, production_server: st
             return
         time.sleep(0.1)
     pytest.fail(f"no confirmation mail to {email} in the mail folder")
+
+
+def test_the_instance_folder_is_the_owners_alone(install: Install, production_server: str) -> None:
+    instance = install.workdir / "instance"
+    assert stat.S_IMODE(instance.stat().st_mode) == 0o700
+    for path in instance.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path.name
 
 
 def test_the_clean_environment_holds_no_development_extra(install: Install) -> None:

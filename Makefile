@@ -21,6 +21,8 @@ migrate: install
 	$(BIN)/flask --app wsgi db upgrade
 
 run: migrate
+	@echo "svc-auth on http://$(HOST):$(PORT): the embedded default (SQLite, one worker), for one machine."
+	@echo "It reads requests straight from clients: in production it goes behind a buffering proxy (README, Deployment)."
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind $(HOST):$(PORT) --workers 1 wsgi:app
 
 # Everything on SQLite, then every app-factory test again on a throwaway PostgreSQL.

@@ -1,4 +1,4 @@
-"""Operator commands: `flask --app wsgi users|keys|sessions ...`."""
+"""Operator commands: `flask --app wsgi users|keys|sessions|sites ...` and `purge`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 from flask import Flask
-from flask.cli import AppGroup
+from flask.cli import AppGroup, with_appcontext
 
-from app.domain import accounts, audit, sessions, sites, throttle
+from app.domain import accounts, audit, retention, sessions, sites, throttle
 from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
 from app.domain.keys import Keyring, SigningKey
@@ -131,6 +131,15 @@ def purge_expired() -> None:
     click.echo(f"Deleted {throttle.purge_stale()} failure counters of windows long past.")
 
 
+@click.command("purge")
+@with_appcontext
+def purge() -> None:
+    """Delete what is past its retention: ended sessions, old failure counters, expired
+    handoff codes and emailed tokens, old audit events. Run it daily from cron."""
+    for step in retention.STEPS:
+        click.echo(f"Deleted {step.run()} {step.what}.")
+
+
 @sites_cli.command("add")
 @click.argument("name")
 @click.option("--redirect-uri", "redirect_uris", multiple=True, required=True,
@@ -162,5 +171,5 @@ def remove_site(name: str) -> None:
 
 
 def register(app: Flask) -> None:
-    for group in (users, keys, sessions_cli, sites_cli):
+    for group in (users, keys, sessions_cli, sites_cli, purge):
         app.cli.add_command(group)

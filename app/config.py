@@ -5,7 +5,6 @@ Read once in the app factory, never at import time. Every setting is documented 
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from flask import Flask
 from limits import parse
 
 from app.domain.clock import system_clock
-from app.instance_files import create_once
+from app.instance_files import create_once, private_file
 
 DAY = 24 * 3600
 
@@ -85,6 +84,10 @@ DEFAULTS: dict[str, Any] = {
     "GITHUB_TOKEN_URL": "https://github.com/login/oauth/access_token",
     "GITHUB_API_URL": "https://api.github.com/",
     "PROVIDER_TIMEOUT": 10,
+    # Retention (`flask --app wsgi purge`): audit events for this many days (0: for ever);
+    # handoff codes and emailed tokens for this many hours after they expire.
+    "AUDIT_RETENTION_DAYS": 365,
+    "CODE_RETENTION_HOURS": 24,
     # Operations
     "LOG_FORMAT": None,  # "json" or "text"; None: json in production, text otherwise
     "METRICS_TOKEN": None,  # unset: no /metrics
@@ -112,7 +115,8 @@ def _derive(app: Flask) -> None:
     """Fill in the settings that follow from others, and the library settings they map to."""
     config = app.config
     config["PUBLIC_URL"] = str(config["PUBLIC_URL"]).rstrip("/")
-    config.setdefault("SQLALCHEMY_DATABASE_URI", config["DATABASE_URL"] or _default_database(app))
+    if "SQLALCHEMY_DATABASE_URI" not in config:  # (a test may set it; then no file is made)
+        config["SQLALCHEMY_DATABASE_URI"] = config["DATABASE_URL"] or _default_database(app)
     # Test each pooled connection before use, so the service recovers by itself once a
     # database that went away is back.
     config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
@@ -146,8 +150,9 @@ def _derive(app: Flask) -> None:
 
 
 def _default_database(app: Flask) -> str:
-    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{os.path.join(app.instance_path, 'svc-auth.db')}"
+    path = Path(app.instance_path) / "svc-auth.db"
+    private_file(path)  # password hashes and addresses: the owner's alone
+    return f"sqlite:///{path}"
 
 
 def _instance_secret(app: Flask) -> str:
@@ -169,16 +174,33 @@ def _check_limits(config: dict[str, Any]) -> None:
             " keeps its own rate-limit counters in memory, and each would allow the full limit.")
 
 
+# Outside production an access token may live a few seconds, so that a client site's developer
+# sees their refresh logic work without waiting a minute.
+SHORTEST_ACCESS_TOKEN_TTL = {"production": 60, "otherwise": 5}
+
+
+def _check_access_token_ttl(config: dict[str, Any]) -> None:
+    where = "production" if config["ENV"] == "production" else "otherwise"
+    shortest = SHORTEST_ACCESS_TOKEN_TTL[where]
+    if not shortest <= int(config["ACCESS_TOKEN_TTL"]) <= 3600:
+        raise RuntimeError(
+            f"SVC_ACCESS_TOKEN_TTL must be between {shortest} and 3600 seconds"
+            + (" when SVC_ENV=production." if where == "production" else
+               " (60 when SVC_ENV=production)."))
+
+
 def _check(config: dict[str, Any]) -> None:
     """Refuse to start with settings that would make the service unsafe or broken."""
     if config["JWT_ALG"] not in ("ES256", "EdDSA", "RS256", "HS256"):
         raise RuntimeError("SVC_JWT_ALG must be ES256, EdDSA, RS256 or HS256.")
-    if not 60 <= int(config["ACCESS_TOKEN_TTL"]) <= 3600:
-        raise RuntimeError("SVC_ACCESS_TOKEN_TTL must be between 60 and 3600 seconds.")
+    _check_access_token_ttl(config)
     if int(config["REFRESH_IDLE_TTL"]) > int(config["REFRESH_MAX_TTL"]):
         raise RuntimeError("SVC_REFRESH_IDLE_TTL cannot exceed SVC_REFRESH_MAX_TTL.")
     if not 0 <= int(config["REFRESH_REUSE_GRACE"]) <= 60:
         raise RuntimeError("SVC_REFRESH_REUSE_GRACE must be between 0 and 60 seconds.")
+    for name in ("AUDIT_RETENTION_DAYS", "CODE_RETENTION_HOURS"):
+        if int(config[name]) < 0:
+            raise RuntimeError(f"SVC_{name} cannot be negative.")
     _check_limits(config)
     if config["ENV"] != "production":
         return

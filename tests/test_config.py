@@ -47,6 +47,30 @@ def test_several_instances_start_when_no_limit_lives_in_memory(monkeypatch, tmp_
     assert create_app({"INSTANCE_PATH": str(tmp_path)}).config["INSTANCES"] == 3
 
 
+def test_access_tokens_may_live_seconds_outside_production(monkeypatch, tmp_path):
+    monkeypatch.setenv("SVC_ACCESS_TOKEN_TTL", "5")
+    assert create_app({"INSTANCE_PATH": str(tmp_path)}).config["ACCESS_TOKEN_TTL"] == 5
+    monkeypatch.setenv("SVC_ACCESS_TOKEN_TTL", "4")
+    with pytest.raises(RuntimeError, match="between 5 and 3600"):
+        create_app({"INSTANCE_PATH": str(tmp_path)})
+
+
+@pytest.mark.parametrize(("ttl", "starts"), [("59", False), ("60", True), ("3600", True),
+                                             ("3601", False), ("5", False)])
+def test_production_keeps_access_tokens_between_a_minute_and_an_hour(monkeypatch, tmp_path,
+                                                                     ttl, starts):
+    monkeypatch.setenv("SVC_ENV", "production")
+    monkeypatch.setenv("SVC_SECRET_KEY", "x" * 64)
+    monkeypatch.setenv("SVC_PUBLIC_URL", "https://auth.example")
+    monkeypatch.setenv("SVC_MAIL_URL", f"file://{tmp_path / 'mail'}")
+    monkeypatch.setenv("SVC_ACCESS_TOKEN_TTL", ttl)
+    if starts:
+        assert create_app({"INSTANCE_PATH": str(tmp_path)}).config["ACCESS_TOKEN_TTL"] == int(ttl)
+    else:
+        with pytest.raises(RuntimeError, match="between 60 and 3600 seconds when SVC_ENV"):
+            create_app({"INSTANCE_PATH": str(tmp_path)})
+
+
 def test_production_needs_an_https_public_url(monkeypatch, tmp_path):
     monkeypatch.setenv("SVC_ENV", "production")
     monkeypatch.setenv("SVC_SECRET_KEY", "x" * 64)

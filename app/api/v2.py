@@ -23,7 +23,7 @@ from app.api.shaping import (
     login_json,
     no_store,
 )
-from app.domain import accounts, handoff, identities, recovery, sessions
+from app.domain import accounts, addresses, handoff, identities, recovery, sessions
 from app.domain.errors import InvalidBody
 
 bp = Blueprint("api_v2", __name__, url_prefix="/api/v2")
@@ -98,7 +98,7 @@ RESEND_ANSWER = {"detail": "If this email needs confirming, a new link has been 
 @ratelimits.forgot
 def forgot_password() -> tuple[Response, int]:
     body = parse_body(EmailBody)
-    recovery.request_reset(body.email, client_info())
+    recovery.request_reset(addresses.require_well_formed(body.email), client_info())
     return no_store(FORGOT_ANSWER), 202
 
 
@@ -114,5 +114,5 @@ def reset_password() -> Response:
 @ratelimits.resend_confirmation
 def resend_confirmation() -> tuple[Response, int]:
     body = parse_body(EmailBody)
-    recovery.request_confirmation(body.email, client_info())
+    recovery.request_confirmation(addresses.require_well_formed(body.email), client_info())
     return no_store(RESEND_ANSWER), 202

@@ -40,6 +40,20 @@ def canonical(untrusted_email: str, pointer: str = "#/email") -> str:
     return address
 
 
+MALFORMED = "Enter an email address, such as ada@example.com."
+
+
+def require_well_formed(untrusted_email: str, pointer: str = "#/email") -> str:
+    """The address as given, if it is one; InvalidBody otherwise, with one detail for every
+    malformed address: where an answer must reveal nothing about accounts (forgot-password,
+    resend-confirmation), it says nothing about the address either, beyond its form."""
+    try:
+        canonical(untrusted_email, pointer)
+    except InvalidBody:
+        raise InvalidBody(MALFORMED, [{"pointer": pointer, "detail": MALFORMED}]) from None
+    return untrusted_email
+
+
 def key(untrusted_email: str) -> str:
     """The canonical form for lookups and counter keys, for any string at all: one that is no
     valid address gets a stand-in that no stored address can equal (stored ones are canonical,

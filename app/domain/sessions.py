@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from flask import current_app
 from sqlalchemy import select, update
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.database import writes
 from app.domain import audit, tokens
@@ -162,8 +163,12 @@ def _find_refresh_token(raw: str) -> RefreshToken:
 
 
 def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> IssuedTokens | None:
-    """Mark `row` used and create its successor, or None when another request got there first."""
+    """Mark `row` used and create its successor, or None when another request got there first.
+    InvalidRefreshToken when the session ended since it was read."""
     session = row.session
+    if not _touch_if_live(session, at, client):
+        db.session.rollback()
+        raise InvalidRefreshToken()
     successor = _new_refresh_token(session, at)
     claimed = db.session.execute(
         update(RefreshToken)
@@ -173,12 +178,34 @@ def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> Is
     ).rowcount
     if claimed != 1:
         return None
-    session.last_used_at = at
-    session.ip = client.ip or session.ip
-    session.user_agent = client.user_agent or session.user_agent
     audit.record("token_refreshed", client, user_id=session.user_id, session_id=session.id)
     db.session.commit()
     return _issue(session.user, session, successor)
+
+
+def _touch_if_live(session: AuthSession, at: datetime, client: ClientInfo) -> bool:
+    """Record a use of the session, only if the database still has it live; False if not.
+
+    The session was read before this write: a logout may have committed since, and tokens
+    issued now would be dead on arrival. The conditional UPDATE reads the row again under its
+    write lock (PostgreSQL waits for a logout in progress and checks the row it committed;
+    SQLite's IMMEDIATE transaction already holds out every other writer), and a logout that
+    comes after it waits for this rotation and then ends its tokens too.
+    """
+    values = {"last_used_at": at, "ip": client.ip or session.ip,
+              "user_agent": client.user_agent or session.user_agent}
+    touched = db.session.execute(
+        update(AuthSession)
+        .where(AuthSession.id == session.id, AuthSession.revoked_at.is_(None),
+               AuthSession.expires_at > at)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if touched != 1:
+        return False
+    for name, value in values.items():  # what the row now holds, without a second write
+        set_committed_value(session, name, value)
+    return True
 
 
 # Checking and ending sessions ----------------------------------------------------------------

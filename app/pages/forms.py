@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from wtforms import EmailField, PasswordField, StringField
-from wtforms.validators import DataRequired, Length, Regexp
+from wtforms import EmailField, Field, PasswordField, StringField
+from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
-from app.domain import text
+from app.domain import addresses, text
+from app.domain.errors import InvalidBody
 
 # The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
 # in a form would reach PostgreSQL, which cannot store one, and become a 500.
 PRINTABLE = Regexp(text.PRINTABLE, message="Remove the control and formatting characters.")
 PASSWORD = [DataRequired(), Length(max=1024),
             Regexp(text.NO_NUL, message="A password cannot hold a NUL character.")]
+
+
+def well_formed_address(_form: FlaskForm, field: Field) -> None:
+    """A field error for an address that is no address (once the others have said theirs)."""
+    if field.errors:
+        return
+    try:
+        addresses.require_well_formed(field.data or "")
+    except InvalidBody as error:
+        raise ValidationError(error.detail) from None
 
 
 class LoginForm(FlaskForm):  # type: ignore[misc]
@@ -40,7 +51,8 @@ class LinkPasswordForm(FlaskForm):  # type: ignore[misc]
 
 
 class ForgotPasswordForm(FlaskForm):  # type: ignore[misc]
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
+    email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE,
+                                            well_formed_address],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
 
 

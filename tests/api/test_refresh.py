@@ -1,7 +1,11 @@
 """Refresh: rotation, the reuse grace window, reuse detection, idle and absolute lifetimes."""
 
 import pytest
+from sqlalchemy import create_engine, update
 
+from app.domain import sessions
+from app.extensions import db
+from app.models import AuthSession
 from tests.conftest import bearer
 
 DAY = 24 * 3600
@@ -143,3 +147,53 @@ def test_a_disabled_account_cannot_refresh_or_verify(app, client, user, login):
     assert result.exit_code == 0, result.output
     assert refresh(client, body["refresh_token"]).status_code == 401
     assert verify(client, body["access_token"]).status_code == 401
+
+
+def _log_out_elsewhere(session_id):
+    """Revoke a session as a concurrent logout would, committed before the caller goes on.
+
+    On PostgreSQL through a connection of its own. On SQLite, inside the refresh's own
+    transaction: its IMMEDIATE transaction holds the write lock from its first read, so another
+    connection would only wait for it; what the refresh then reads is the same either way.
+    """
+    revoke = (update(AuthSession).where(AuthSession.id == session_id)
+              .values(revoked_at=AuthSession.created_at, revoke_reason="logout"))
+    if db.engine.dialect.name == "sqlite":
+        db.session.execute(revoke.execution_options(synchronize_session=False))
+        return
+    elsewhere = create_engine(db.engine.url)
+    try:
+        with elsewhere.begin() as connection:
+            connection.execute(revoke)
+    finally:
+        elsewhere.dispose()
+
+
+def test_a_refresh_racing_a_logout_of_its_session_hands_out_no_tokens(
+        client, user, login, monkeypatch):
+    """The logout commits after the refresh has read the session and before it rotates."""
+    body = login(user)
+    rotate = sessions._rotate
+
+    def logout_lands_in_between(row, *args):
+        _log_out_elsewhere(row.session_id)
+        return rotate(row, *args)
+
+    monkeypatch.setattr(sessions, "_rotate", logout_lands_in_between)
+    raced = refresh(client, body["refresh_token"])
+    monkeypatch.undo()
+
+    assert raced.status_code == 401, raced.get_json()
+    assert raced.get_json()["code"] == "invalid_token"
+    assert "access_token" not in raced.get_json()
+
+
+@pytest.mark.parametrize("settings", [{"ACCESS_TOKEN_TTL": 5}])
+def test_a_developer_sees_refresh_work_within_seconds(client, user, login, clock, settings):
+    body = login(user)
+    assert body["expires_in"] == 5
+    clock.advance(5 + 5 + 1)  # the lifetime and the 5 s of leeway
+    expired = verify(client, body["access_token"])
+    assert expired.status_code == 401 and expired.get_json()["code"] == "token_expired"
+    renewed = refresh(client, body["refresh_token"]).get_json()
+    assert verify(client, renewed["access_token"]).status_code == 200

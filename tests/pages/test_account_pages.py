@@ -41,6 +41,14 @@ def test_forgot_shows_the_same_page_for_any_address(client, user):
     assert known.text.replace(user.email, "X") == unknown.text.replace("nobody@example.com", "X")
 
 
+@pytest.mark.parametrize("email", ["not-an-address", "ada@example", "a b@example.com"])
+def test_forgot_shows_a_field_error_for_a_malformed_address(client, mailbox, email):
+    page = submit(client, "/forgot-password", {"email": email})
+    assert page.status_code == 422
+    assert "Enter an email address, such as ada@example.com." in page.text
+    assert mailbox.messages == []
+
+
 def test_the_reset_link_moves_the_token_out_of_the_address_bar(client, user, mailbox):
     link = reset_link(client, mailbox, user.email)
     first = client.get(urlsplit(link).path + "?" + urlsplit(link).query)

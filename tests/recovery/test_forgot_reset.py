@@ -137,6 +137,27 @@ def test_a_confirmation_token_cannot_reset_a_password(client, mailbox):
     assert reset(client, confirm_token).status_code == 400
 
 
+MALFORMED_ADDRESSES = ["not-an-address", "ada@example", "ada@@example.com", "a b@example.com",
+                       "@example.com", "ada@", " ", "ada@exa_mple.com"]
+
+
+@pytest.mark.parametrize("path", ["/api/v2/auth/forgot-password",
+                                  "/api/v2/auth/resend-confirmation"])
+def test_a_malformed_address_is_a_422_the_same_for_every_one(client, mailbox, path):
+    """DESIGN section 5: a bad email is a 422. Its form is all it tells (nothing of accounts),
+    and in one body whatever the mistake."""
+    answers = [client.post(path, json={"email": email}) for email in MALFORMED_ADDRESSES]
+    assert {answer.status_code for answer in answers} == {422}
+    assert {answer.content_type for answer in answers} == {"application/problem+json"}
+    assert len({answer.data for answer in answers}) == 1
+    problem = answers[0].get_json()
+    assert problem["code"] == "invalid_body"
+    assert problem["errors"] == [{"pointer": "#/email",
+                                  "detail": "Enter an email address, such as ada@example.com."}]
+    assert client.post(path, json={"email": "nobody@example.com"}).status_code == 202
+    assert mailbox.messages == []
+
+
 def test_tokens_never_reach_the_log(client, user, mailbox, caplog):
     caplog.set_level("INFO")
     token = token_of(request_link(client, mailbox, user.email))

@@ -1,0 +1,85 @@
+"""What the service keeps, and for how long: the steps of `flask --app wsgi purge`.
+
+Each step deletes one kind of row past its retention and says how many it deleted. A new kind of
+row that grows without end (finished outbox jobs, say) is one more `Step` in `STEPS`. Large
+deletions go in batches, each its own write transaction, so that on SQLite sign-ins queue behind
+a batch rather than behind a year of audit events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import ColumnElement, delete, select
+from sqlalchemy.orm import InstrumentedAttribute
+
+from app.database import writes
+from app.domain import sessions, throttle
+from app.domain.clock import now
+from app.extensions import db
+from app.models import AuditEvent, HandoffCode, OneTimeToken
+
+BATCH = 5_000
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kind of row to purge: `run()` deletes what is past its retention, and returns how
+    many rows it deleted; `what` names them in the command's output."""
+
+    what: str
+    run: Callable[[], int]
+
+
+def _delete_batched(key: InstrumentedAttribute[Any], condition: ColumnElement[bool]) -> int:
+    """Delete the rows of `key`'s table that match `condition`, BATCH at a time."""
+    deleted = 0
+    while True:
+        batch = _delete_batch(key, condition)
+        deleted += batch
+        if batch < BATCH:
+            return deleted
+
+
+@writes
+def _delete_batch(key: InstrumentedAttribute[Any], condition: ColumnElement[bool]) -> int:
+    keys = list(db.session.scalars(select(key).where(condition).limit(BATCH)))
+    if keys:
+        db.session.execute(delete(key.class_).where(key.in_(keys)))
+    db.session.commit()
+    return len(keys)
+
+
+def _spent_before() -> Any:
+    """Handoff codes and emailed tokens are kept this long after they expire (used or not):
+    the audit trail's "handoff_code_replayed" needs the code a while after its use."""
+    return now() - timedelta(hours=int(current_app.config["CODE_RETENTION_HOURS"]))
+
+
+def purge_handoff_codes() -> int:
+    return _delete_batched(HandoffCode.code_hash, HandoffCode.expires_at < _spent_before())
+
+
+def purge_one_time_tokens() -> int:
+    return _delete_batched(OneTimeToken.token_hash, OneTimeToken.expires_at < _spent_before())
+
+
+def purge_audit_events() -> int:
+    """Events older than SVC_AUDIT_RETENTION_DAYS; 0 keeps every event."""
+    days = int(current_app.config["AUDIT_RETENTION_DAYS"])
+    if days == 0:
+        return 0
+    return _delete_batched(AuditEvent.id, AuditEvent.at < now() - timedelta(days=days))
+
+
+STEPS: list[Step] = [
+    Step("ended sessions", sessions.purge_expired),
+    Step("failure counters of windows long past", throttle.purge_stale),
+    Step("expired handoff codes", purge_handoff_codes),
+    Step("expired reset and confirmation tokens", purge_one_time_tokens),
+    Step("audit events past their retention", purge_audit_events),
+]

@@ -1,0 +1,213 @@
+"""A production install, as an operator makes it: the project installed without extras into a
+clean virtual environment, migrated, and served by gunicorn with the shipped gunicorn.conf.py
+from the checkout, with production settings. A runtime import that pyproject.toml does not
+declare fails here (the test suite's own environment has the dev extras, which hide it).
+
+The requests go through the standard library's urllib, so the test itself needs nothing that
+the clean environment lacks. pip's cache (and the machine's wheel folders) make the install take
+about 20 s; it needs no network when every wheel is cached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import PASSWORD, ROOT
+from tests.infra import free_port
+
+pytestmark = pytest.mark.e2e
+
+INSTALL_TIMEOUT = 300
+STARTUP_TIMEOUT = 30.0
+PUBLIC_URL = "https://auth.example"  # production refuses http; nothing here dials it
+
+
+@dataclass
+class Install:
+    """A clean virtual environment with the project and its runtime dependencies only."""
+
+    workdir: Path
+    bin: Path
+
+    def env(self) -> dict[str, str]:
+        """The environment of an operator's shell: none of the test run's settings, the clean
+        environment first on PATH, and production settings."""
+        inherited = {name: value for name, value in os.environ.items()
+                     if not name.startswith(("SVC_", "PYTHON", "VIRTUAL_ENV", "FLASK_"))
+                     and name not in ("WEB_CONCURRENCY", "GUNICORN_CMD_ARGS")}
+        return inherited | {
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            "VIRTUAL_ENV": str(self.bin.parent),
+            "SVC_ENV": "production",
+            "SVC_SECRET_KEY": secrets.token_urlsafe(48),
+            "SVC_PUBLIC_URL": PUBLIC_URL,
+            "SVC_MAIL_URL": f"file://{self.workdir / 'mail'}",
+            "SVC_INSTANCE_PATH": str(self.workdir / "instance"),
+            "PROMETHEUS_MULTIPROC_DIR": str(self.workdir / "metrics"),
+        }
+
+    def run(self, *command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(self.bin / command[0]), *command[1:]], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+
+
+def _install(workdir: Path) -> Install:
+    # A copy of what the package is built from: setuptools writes build/ and *.egg-info next to
+    # its source, which must not land in the checkout (nor race another test run's).
+    source = workdir / "source"
+    source.mkdir()
+    shutil.copy2(ROOT / "pyproject.toml", source)
+    shutil.copytree(ROOT / "app", source / "app",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    venv = workdir / "venv"
+    # No pip inside it: this process's pip installs into it (`--python`), which saves the ten
+    # seconds ensurepip takes. `venv` makes it from the base interpreter, so nothing of the test
+    # run's environment is visible inside it.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--quiet", "--no-compile", "--disable-pip-version-check", str(source)],
+        capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
+    if result.returncode != 0:
+        pytest.fail(f"pip install of the project (no extras) failed:\n{result.stderr[-4000:]}")
+    return Install(workdir, venv / "bin")
+
+
+@pytest.fixture(scope="module")
+def install() -> Iterator[Install]:
+    workdir = Path(tempfile.mkdtemp(prefix="svc-install-"))
+    try:
+        yield _install(workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _call(base_url: str, method: str, path: str, body: dict[str, Any] | None = None,
+          token: str | None = None) -> tuple[int, dict[str, Any]]:
+    headers = {"Accept": "application/json"}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(base_url + path, data=data, headers=headers,  # noqa: S310
+                                     method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=15) as response:  # noqa: S310 (http://127.0.0.1)
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def _wait_until_healthy(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"gunicorn exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if _call(base_url, "GET", "/health")[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"GET /health did not answer 200 within {STARTUP_TIMEOUT:.0f} s:\n"
+                f"{log.read_text()}")
+
+
+@pytest.fixture(scope="module")
+def production_server(install: Install) -> Iterator[str]:
+    env = install.env()
+    migrated = install.run("flask", "--app", "wsgi", "db", "upgrade", env=env)
+    assert migrated.returncode == 0, (
+        f"flask db upgrade failed in the clean environment:\n{migrated.stdout}{migrated.stderr}")
+    port = free_port()
+    log = install.workdir / "gunicorn.log"
+    with open(log, "wb") as output:
+        # Exactly the README's command, run from the checkout; the port is the test's.
+        process = subprocess.Popen(
+            [str(install.bin / "gunicorn"), "-c", "gunicorn.conf.py",
+             "--bind", f"127.0.0.1:{port}", "wsgi:app"],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=output,
+            stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_healthy(base_url, process, log)
+        yield base_url
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def test_a_production_install_signs_up_logs_in_verifies_and_refreshes(
+        production_server: str) -> None:
+    email = f"operator-{secrets.token_hex(5)}@example.com"
+    status, signed_up = _call(production_server, "POST", "/api/v2/auth/signup",
+                              {"email": email, "password": PASSWORD, "full_name": "Ada"})
+    assert status == 201, signed_up
+    status, logged_in = _call(production_server, "POST", "/api/v2/auth/login",
+                              {"email": email, "password": PASSWORD})
+    assert status == 200, logged_in
+
+    status, verified = _call(production_server, "GET", "/api/v2/auth/verify",
+                             token=logged_in["access_token"])
+    assert status == 200 and verified["user"]["email"] == email, verified
+    session_id = verified["session_id"]
+
+    status, refreshed = _call(production_server, "POST", "/api/v2/auth/refresh",
+                              {"refresh_token": logged_in["refresh_token"]})
+    assert status == 200 and refreshed["refresh_token"] != logged_in["refresh_token"], refreshed
+    status, verified = _call(production_server, "GET", "/api/v2/auth/verify",
+                             token=refreshed["access_token"])
+    assert status == 200 and verified["session_id"] == session_id, verified
+
+
+def test_a_production_install_sends_mail(install: Install, production_server: str) -> None:
+    email = f"mailed-{secrets.token_hex(5)}@example.com"
+    status, _ = _call(production_server, "POST", "/api/v2/auth/signup",
+                      {"email": email, "password": PASSWORD})
+    assert status == 201
+    deadline = time.monotonic() + 10  # the confirmation goes out once the answer is sent
+    while time.monotonic() < deadline:
+        mails = [path.read_text() for path in (install.workdir / "mail").glob("*.eml")]
+        if any(email in mail for mail in mails):
+            return
+        time.sleep(0.1)
+    pytest.fail(f"no confirmation mail to {email} in the mail folder")
+
+
+def test_the_instance_folder_is_the_owners_alone(install: Install, production_server: str) -> None:
+    instance = install.workdir / "instance"
+    assert stat.S_IMODE(instance.stat().st_mode) == 0o700
+    for path in instance.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path.name
+
+
+def test_the_clean_environment_holds_no_development_extra(install: Install) -> None:
+    """What the test above proves is only worth something if the dev extras are really absent."""
+    probe = install.run("python", "-c", "import importlib.util as u;"
+                        " print([m for m in ('pytest', 'aiosmtpd', 'hypothesis')"
+                        " if u.find_spec(m)])", env=install.env())
+    assert probe.returncode == 0 and probe.stdout.strip() == "[]", probe

@@ -1,0 +1,174 @@
+"""Slow clients against a 2-worker server: alone, two of them take it off the air; behind the
+README's own nginx example (Debian's nginx, run from a work folder), twenty do not.
+
+gunicorn's sync workers read each request themselves, so a client sending a byte a second holds
+a worker. nginx reads requests whole before it passes them on; the README says the service must
+sit behind such a proxy, and this runs the very configuration it shows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, closing
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, Server, ServerFactory
+from tests.infra import INSTALL_HINT, free_port
+
+pytestmark = pytest.mark.e2e
+
+TRICKLE_SECONDS = 4.0
+
+
+def readme_nginx_example() -> str:
+    readme = (ROOT / "README.md").read_text()
+    [example] = re.findall(r"```nginx\n(.*?)```", readme, re.DOTALL)
+    return example
+
+
+def nginx_binary() -> str:
+    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
+    if found is None:
+        pytest.fail(f"nginx not found: {INSTALL_HINT}")
+    return found
+
+
+def nginx_config(workdir: Path, port: int, upstream: Server) -> str:
+    """The README's example, with only where it listens, where its upstream and log are
+    changed, inside the few lines a whole nginx.conf needs around it."""
+    upstream_address = upstream.base_url.removeprefix("http://")
+    example = readme_nginx_example()
+    example = re.sub(r"listen [^;]*;", f"listen 127.0.0.1:{port};", example)
+    example = re.sub(r"upstream svc_auth \{[^}]*\}",
+                     f"upstream svc_auth {{ server {upstream_address}; }}", example)
+    example = re.sub(r"access_log \S+", f"access_log {workdir / 'access.log'}", example)
+    temp_paths = "\n".join(f"    {kind}_temp_path {workdir / kind};"
+                           for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    # As root, nginx would hand its workers to "nobody", who cannot enter the work folder.
+    user = "user root;" if os.geteuid() == 0 else ""
+    return f"""{user}
+daemon off;
+worker_processes 1;
+pid {workdir / 'nginx.pid'};
+error_log {workdir / 'error.log'} info;
+events {{ worker_connections 512; }}
+http {{
+{temp_paths}
+{example}
+}}
+"""
+
+
+@pytest.fixture
+def nginx_in_front(server_factory: ServerFactory) -> Iterator[tuple[Server, str]]:
+    """A 2-worker server, and the base URL of the README's nginx in front of it."""
+    upstream = server_factory(workers=2)
+    workdir = Path(tempfile.mkdtemp(prefix="svc-nginx-"))
+    port = free_port()
+    config = workdir / "nginx.conf"
+    config.write_text(nginx_config(workdir, port, upstream))
+    process = subprocess.Popen(
+        [nginx_binary(), "-p", str(workdir), "-c", str(config), "-e", str(workdir / "error.log")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 10
+        while not answers_at_once(base_url, "/health"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                log = workdir / "error.log"
+                pytest.fail(f"nginx did not start ({process.poll()}):\n"
+                            f"{log.read_text() if log.exists() else ''}")
+            time.sleep(0.1)
+        yield upstream, base_url
+    finally:
+        process.send_signal(signal.SIGQUIT)  # nginx: graceful shutdown
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def answers_at_once(base_url: str, path: str, timeout: float = 1.0) -> bool:
+    """Whether GET `path` is answered 200 within `timeout` seconds."""
+    try:
+        with urllib.request.urlopen(base_url + path, timeout=timeout) as response:  # noqa: S310
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def trickle(base_url: str, clients: int, seconds: float, probe: str,
+            probe_timeout: float) -> list[bool]:
+    """`clients` connections each send a login request a byte at a time, all together, for
+    `seconds`; meanwhile GET `probe` is asked after each byte. Whether each probe was answered
+    within `probe_timeout` seconds."""
+    host, port = base_url.removeprefix("http://").split(":")
+    body = b'{"email": "slow@example.com", "password": "a long enough passphrase"}'
+    request = (b"POST /api/v2/auth/login HTTP/1.1\r\nHost: auth.example\r\n"
+               b"Content-Type: application/json\r\n"
+               b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    answered = []
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(closing(socket.create_connection((host, int(port)))))
+                   for _ in range(clients)]
+        started = time.monotonic()
+        sent = 0
+        while time.monotonic() - started < seconds:
+            for sock in sockets:
+                sock.sendall(request[sent:sent + 1])
+            sent += 1
+            time.sleep(0.25)
+            answered.append(answers_at_once(base_url, probe, timeout=probe_timeout))
+        assert sent < len(request), "the slow requests ended before the probes did"
+    return answered
+
+
+def test_two_slow_clients_take_a_bare_two_worker_server_off_the_air(
+        server_factory: ServerFactory) -> None:
+    """Why the proxy is required: without it, nothing else is answered while they trickle."""
+    server = server_factory(workers=2)
+    assert answers_at_once(server.base_url, "/health")
+    probes = trickle(server.base_url, clients=2, seconds=TRICKLE_SECONDS, probe="/health",
+                     probe_timeout=0.5)
+    assert not any(probes[2:]), probes  # the first probes may beat the slow clients' headers
+    assert answers_at_once(server.base_url, "/health", timeout=5)  # free again once they left
+
+
+def test_behind_the_readme_nginx_slow_clients_hold_no_worker(
+        nginx_in_front: tuple[Server, str]) -> None:
+    upstream, base_url = nginx_in_front
+    # A generous timeout: on a busy machine a quick answer may still take a moment.
+    probes = trickle(base_url, clients=20, seconds=TRICKLE_SECONDS, probe="/health",
+                     probe_timeout=3.0)
+    assert all(probes), probes
+    # Not one of the slow requests reached gunicorn: nginx still holds them all.
+    assert not [line for line in upstream.access_lines() if line.path == "/api/v2/auth/login"]
+
+
+def test_the_readme_example_spells_out_its_buffering_and_timeouts() -> None:
+    """nginx's defaults buffer; the example says so, so that no one turns it off unawares."""
+    example = readme_nginx_example()
+    for directive in ("proxy_request_buffering on;", "proxy_buffering on;",
+                      "client_header_timeout 10s;", "client_body_timeout 10s;"):
+        assert directive in example
+
+
+def test_make_run_says_it_is_for_one_machine() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    run = re.search(r"^run:.*?\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert run is not None and "for one machine" in run.group(1)
+    assert "buffering proxy" in run.group(1)

@@ -122,3 +122,46 @@ def test_a_body_without_an_email_is_still_counted_and_logs_no_error(client, capl
                 for _ in range(3)]
     assert statuses == [422, 422, 422]
     assert "Empty value found" not in caplog.text
+
+
+def test_a_429_stays_a_429_when_the_limit_storage_fails_as_it_answers(client, user, monkeypatch,
+                                                                      caplog):
+    """Redis counted the request, then times out when asked when the window ends: the 429 gives
+    the limit's whole period instead of escaping as a 500."""
+    import redis
+    from limits.storage import MemoryStorage
+
+    for _ in range(3):
+        wrong_login(client)
+
+    def hung(*_args, **_kwargs):
+        raise redis.TimeoutError("Timeout reading from socket")
+
+    monkeypatch.setattr(MemoryStorage, "get_expiry", hung)
+    response = wrong_login(client)
+    assert response.status_code == 429, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    assert response.headers["Retry-After"] == "60"  # "3 per minute": the whole minute
+    assert response.get_json()["retry_after"] == 60
+    assert "Retry-After is the limit's whole period" in caplog.text
+
+
+def test_the_pages_429_stays_a_429_when_the_limit_storage_fails(app, client, user,
+                                                                monkeypatch):
+    import redis
+    from limits.storage import MemoryStorage
+
+    from tests.pages.conftest import submit
+
+    app.config["LIMIT_LOGIN"] = "2 per minute"
+    for _ in range(2):
+        submit(client, "/login", {"email": user.email, "password": "wrong password!"})
+
+    def hung(*_args, **_kwargs):
+        raise redis.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(MemoryStorage, "get_expiry", hung)
+    response = submit(client, "/login", {"email": user.email, "password": "wrong password!"})
+    assert response.status_code == 429
+    assert response.headers["Retry-After"] == "60"
+    assert b"Try again in 60 seconds" in response.data

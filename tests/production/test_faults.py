@@ -472,15 +472,21 @@ def test_logouts_during_a_redis_outage_are_refused_on_another_instance_after_it(
     assert "kept revocations published" in a.log()
 
 
+@pytest.mark.parametrize("fault", ["stopped", "hung"])
 def test_redis_down_the_signup_limit_holds_across_instances_and_workers(
-        own_redis: RedisServer, redis_deployment: dict[str, str],
+        fault: str, own_redis: RedisServer, redis_deployment: dict[str, str],
         instance_factory: InstanceFactory) -> None:
-    """Two instances of two workers, Redis down: sign-ups are counted in the database, so
-    "10 per hour" allows 10 in all (each worker's memory allowed 40)."""
+    """Two instances of two workers, Redis stopped or hung: sign-ups are counted in the
+    database, so "10 per hour" allows 10 in all (each worker's memory allowed 40)."""
     settings = {**redis_deployment, "SVC_RATELIMIT_ENABLED": "true",
                 "SVC_LIMIT_SIGNUP": "10 per hour"}
     instances = [instance_factory(settings, name=f"signup-{n}") for n in "ab"]
-    own_redis.stop()
+    assert own_redis.process is not None
+    pid = own_redis.process.pid
+    if fault == "hung":
+        os.kill(pid, signal.SIGSTOP)
+    else:
+        own_redis.stop()
     try:
         def attempt(index: int) -> int:
             return post(instances[index % 2], "/api/v2/auth/signup",
@@ -490,7 +496,10 @@ def test_redis_down_the_signup_limit_holds_across_instances_and_workers(
         with ThreadPoolExecutor(max_workers=8) as pool:
             statuses = list(pool.map(attempt, range(40)))
     finally:
-        own_redis.start()
+        if fault == "hung":
+            os.kill(pid, signal.SIGCONT)
+        else:
+            own_redis.start()
     assert statuses.count(201) == 10, statuses
     assert statuses.count(429) == 30, statuses
 

@@ -14,6 +14,7 @@ from limits import parse
 
 from app.domain.clock import system_clock
 from app.instance_files import create_once, private_file
+from app.limit_storage import storage_uri
 
 DAY = 24 * 3600
 
@@ -120,15 +121,19 @@ def _derive(app: Flask) -> None:
     # Test each pooled connection before use, so the service recovers by itself once a
     # database that went away is back.
     config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
-    config["RATELIMIT_STORAGE_URI"] = config["REDIS_URL"] or "memory://"
+    # With Redis, limits count there and, while it fails, in the database (app/limit_storage.py),
+    # which every worker and instance shares; failing closed, a failing Redis answers 503.
+    redis_url, fail_closed = config["REDIS_URL"], config["RATELIMIT_FAIL_CLOSED"]
+    config["RATELIMIT_STORAGE_URI"] = (
+        "memory://" if not redis_url else redis_url if fail_closed else storage_uri(redis_url))
     # A Redis that accepts connections but never answers must cost half a second, not redis-py's
-    # default 5 s per call, before the limiter falls back to memory.
-    if config["REDIS_URL"]:
+    # default 5 s per call, before the limiter turns to the database.
+    if redis_url:
         config.setdefault("RATELIMIT_STORAGE_OPTIONS",
                           {"socket_timeout": 0.5, "socket_connect_timeout": 0.5})
     config["RATELIMIT_HEADERS_ENABLED"] = False  # 429s carry Retry-After from our own handler
-    config["RATELIMIT_SWALLOW_ERRORS"] = not config["RATELIMIT_FAIL_CLOSED"]
-    config["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"] = not config["RATELIMIT_FAIL_CLOSED"]
+    config["RATELIMIT_SWALLOW_ERRORS"] = not fail_closed
+    config["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"] = False  # one worker's memory: see above
     config["RATELIMIT_KEY_PREFIX"] = "svc-auth"
     # The browser session (pending provider sign-ins, later the hosted pages): __Host- prefixed
     # and Secure whenever the service is reached over https.

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
-import time
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -13,8 +11,8 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
+from app.api import ratelimits
 from app.domain.errors import AuthError, BearerError, InvalidBody, RateLimited
-from app.extensions import limiter
 
 log = logging.getLogger("svc_auth.api")
 
@@ -63,8 +61,7 @@ def _auth_error(error: AuthError) -> Response:
 
 
 def _rate_limited(_error: RateLimitExceeded) -> Response:
-    current = limiter.current_limit
-    retry_after = max(1, math.ceil(current.window[0] - time.time())) if current else 60
+    retry_after = ratelimits.retry_after()
     return problem(429, "rate_limited", "Too many attempts. Try again later.",
                    headers={"Retry-After": str(retry_after)}, retry_after=retry_after)
 

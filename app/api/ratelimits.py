@@ -15,16 +15,40 @@ email by its canonical key (addresses.key); a signed-in action by the account.
 from __future__ import annotations
 
 import json
+import logging
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
 from flask import current_app, request
 from flask_limiter.util import get_remote_address
 from flask_login import current_user
+from redis import RedisError
 
 from app.domain.addresses import key as email_key
 from app.domain.throttle import network_key
 from app.extensions import limiter
+
+log = logging.getLogger("svc_auth.ratelimits")
+
+
+def retry_after() -> int:
+    """Seconds until the limit this request broke lets it through again, for a 429.
+
+    Read from the limit's storage; if that fails now (Redis gone between counting the request
+    and this answer), the limit's whole period: a 429 must never become a 500.
+    """
+    current = limiter.current_limit
+    if current is None:
+        return 60
+    try:
+        reset_at = current.window[0]
+    except (RedisError, OSError) as error:
+        log.error("redis unavailable: Retry-After is the limit's whole period (%s)",
+                  type(error).__name__)
+        return int(current.limit.get_expiry())
+    return max(1, math.ceil(reset_at - time.time()))
 
 
 def client_ip() -> str:

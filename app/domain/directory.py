@@ -3,14 +3,27 @@
 Without Redis the answer is one indexed query, run on the driver directly: the session joined to
 its user, with the user's linked providers aggregated in the same statement. With Redis (several
 instances), revocations are also written to a revoked-session set as each transaction commits,
-so an instance can answer from a short per-process cache plus one cache hit, and a logout on one
-instance is refused on every other at once. If Redis fails, the query answers and the failure is
-logged.
+so an instance can answer from a short per-process cache plus one Redis read, and a logout on one
+instance is refused on every other at once.
+
+When Redis fails (README, "Faults"):
+- One failure makes the directory leave Redis alone for REDIS_REST_SECONDS: checks go to the
+  database and revocations wait, so a hung Redis costs one timeout per rest, not one per call.
+- The cache is not trusted across a failure: entries fetched before it may miss revocations
+  that other instances could not publish, and nothing is cached until Redis answers again.
+- Revocations that could not be published are kept (in memory, bounded, each until its access
+  tokens have expired) and published as soon as Redis answers: by a background retry every
+  REPUBLISH_SECONDS, and before any check that would trust the cache.
+- Redis restarted empty (it keeps no data) loses the revocations published before: an epoch key,
+  read with every check, shows it, and the caches are dropped.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -27,8 +40,11 @@ from app.models import AuthSession, Identity, User
 
 log = logging.getLogger("svc_auth.sessions")
 
-_PENDING = "svc_revoked_sessions"
-REDIS_REST_SECONDS = 5  # session.info key: ids revoked in the open transaction
+_PENDING = "svc_revoked_sessions"  # session.info key: ids revoked in the open transaction
+REDIS_REST_SECONDS = 5
+REPUBLISH_SECONDS = 0.5
+UNPUBLISHED_LIMIT = 10_000  # per process; beyond it the oldest are left to the database
+EPOCH_KEY = "svc-auth:epoch"  # set once per Redis lifetime: gone or changed, caches are stale
 
 
 @dataclass(frozen=True)
@@ -48,6 +64,7 @@ class _Cached:
     account: Account
     session_expires_at: datetime
     fetched_at: float
+    generation: int  # the directory's generation when fetched: a later failure voids it
 
 
 class SessionDirectory:
@@ -58,32 +75,42 @@ class SessionDirectory:
         self.revoked_ttl, self.cache_seconds = revoked_ttl, cache_seconds
         self.cache_size = cache_size
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
+        self._generation = 0  # one more after every Redis failure or epoch change
+        self._epoch: bytes | None = None
         self._redis_resting_until = 0.0  # after a failure, leave Redis alone for a moment
+        # Revocations not yet in Redis: session id -> when its marker would expire (epoch s).
+        self._unpublished: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()  # guards _unpublished and _republisher
+        self._republisher: threading.Thread | None = None
         self._lookup: DriverQuery | None = None
 
     def live_account(self, session_id: str, user_id: str, at: datetime) -> Account | None:
         revoked = self._known_revoked(session_id)
         if revoked:
+            self._cache.pop(session_id, None)
             return None
         if revoked is False:  # Redis answered: a recent cached answer is good enough
             cached = self._cache.get(session_id)
             if (cached is not None and cached.account.id == user_id
+                    and cached.generation == self._generation
                     and time.monotonic() - cached.fetched_at < self.cache_seconds
                     and cached.session_expires_at > at):
                 return cached.account
-        return self._query(session_id, user_id, at)
+        return self._query(session_id, user_id, at, cache=revoked is False)
 
-    def _query(self, session_id: str, user_id: str, at: datetime) -> Account | None:
+    def _query(self, session_id: str, user_id: str, at: datetime, *,
+               cache: bool) -> Account | None:
         # Straight on the driver (domain/driver_query.py): no ORM unit of work, no pool checkout.
         if self._lookup is None or self._lookup.engine is not db.engine:
             self._lookup = DriverQuery(_LIVE_ACCOUNT, db.engine)
+        generation = self._generation
         row = self._lookup.first(session_id=session_id, user_id=user_id, at=at)
         if row is None:
             return None
         account = Account(row[0], row[1], row[2], row[3], bool(row[4]),
                           tuple(sorted(filter(None, (row[6] or "").split(",")))))
-        if self.redis is not None:
-            self._remember(session_id, _Cached(account, row[5], time.monotonic()))
+        if cache:  # only answers read while Redis answers are cached
+            self._remember(session_id, _Cached(account, row[5], time.monotonic(), generation))
         return account
 
     def _remember(self, session_id: str, entry: _Cached) -> None:
@@ -92,34 +119,120 @@ class SessionDirectory:
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
 
+    def _resting(self) -> bool:
+        return time.monotonic() < self._redis_resting_until
+
     def _known_revoked(self, session_id: str) -> bool | None:
         """True or False from Redis; None without Redis, or when it does not answer."""
-        if self.redis is None or time.monotonic() < self._redis_resting_until:
+        if self.redis is None or self._resting():
             return None
         try:
-            return bool(self.redis.exists(_key(session_id)))
+            self._publish_unpublished()  # our own first, or the answer below could be stale
+            revoked, epoch = self.redis.mget(_key(session_id), EPOCH_KEY)
+            if epoch is None or epoch != self._epoch:
+                self._new_epoch(epoch)
         except RedisError:
-            # A hung Redis costs one timeout, then calls go straight to the database for a while.
-            self._redis_resting_until = time.monotonic() + REDIS_REST_SECONDS
-            log.error("redis unavailable: checking sessions in the database for %ds",
-                      REDIS_REST_SECONDS)
+            self._failed("checking sessions in the database")
             return None
+        return revoked is not None
+
+    def _new_epoch(self, seen: bytes | None) -> None:
+        """Redis is new to this process, or lost its data since (restarted empty, and with it
+        the revocations published before): nothing cached before may be trusted."""
+        assert self.redis is not None
+        if seen is None:
+            self.redis.set(EPOCH_KEY, secrets.token_hex(8), nx=True)
+            seen = self.redis.get(EPOCH_KEY)
+        if self._epoch is not None:
+            log.warning("redis lost its data: session cache dropped")
+        self._generation += 1
+        self._cache.clear()
+        self._epoch = seen
+
+    def _failed(self, consequence: str) -> None:
+        """A hung Redis costs one timeout, then calls leave it alone for a while; the cache is
+        stale from now on (another instance may have failed to publish a revocation)."""
+        self._generation += 1
+        if not self._resting():
+            log.error("redis unavailable: %s for %ds", consequence, REDIS_REST_SECONDS)
+        self._redis_resting_until = time.monotonic() + REDIS_REST_SECONDS
 
     def publish_revoked(self, session_ids: Iterable[str]) -> None:
+        """Share revocations that just committed (the database holds them already)."""
         ids = list(session_ids)
         for session_id in ids:
             self._cache.pop(session_id, None)
         if self.redis is None or not ids:
             return
-        try:
-            with self.redis.pipeline(transaction=False) as pipe:
-                for session_id in ids:
-                    pipe.set(_key(session_id), 1, ex=self.revoked_ttl)
-                pipe.execute()
-        except RedisError:
-            # The database holds the revocation; instances answering from their cache may
-            # accept the session for up to `cache_seconds` more.
-            log.error("redis unavailable: %d revocations not shared", len(ids))
+        self._keep(ids)
+        if not self._resting():
+            try:
+                self._publish_unpublished()
+            except RedisError:
+                self._failed("revocations kept to publish later")
+        if self._unpublished:
+            self._start_republisher()
+
+    def _keep(self, session_ids: list[str]) -> None:
+        expires = time.time() + self.revoked_ttl
+        with self._lock:
+            for session_id in session_ids:
+                self._unpublished[session_id] = expires
+                self._unpublished.move_to_end(session_id)
+            dropped = 0
+            while len(self._unpublished) > UNPUBLISHED_LIMIT:
+                self._unpublished.popitem(last=False)
+                dropped += 1
+        if dropped:
+            log.error("redis unavailable: %d revocations left to the database alone", dropped)
+
+    def _publish_unpublished(self) -> None:
+        """Write the kept revocations to Redis (each for what is left of its lifetime);
+        RedisError if it does not answer."""
+        if not self._unpublished:  # the usual case, read without the lock
+            return
+        assert self.redis is not None
+        at = time.time()
+        with self._lock:
+            for session_id in [s for s, expires in self._unpublished.items() if expires <= at]:
+                del self._unpublished[session_id]  # its tokens have expired: nothing to refuse
+            pending = list(self._unpublished.items())
+        if not pending:
+            return
+        with self.redis.pipeline(transaction=False) as pipe:
+            for session_id, expires in pending:
+                pipe.set(_key(session_id), 1, ex=max(1, math.ceil(expires - at)))
+            pipe.execute()
+        with self._lock:
+            for session_id, expires in pending:
+                if self._unpublished.get(session_id) == expires:
+                    del self._unpublished[session_id]
+
+    def _start_republisher(self) -> None:
+        # Started on demand, so never before a fork (gunicorn's preload): only requests call it.
+        with self._lock:
+            if self._republisher is not None:
+                return
+            self._republisher = threading.Thread(
+                target=self._republish, name="svc-auth-revocations", daemon=True)
+            self._republisher.start()
+
+    def _republish(self) -> None:
+        """Retry the kept revocations until Redis takes them, without holding up a request."""
+        while True:
+            time.sleep(REPUBLISH_SECONDS)
+            with self._lock:
+                if not self._unpublished:
+                    self._republisher = None
+                    return
+                count = len(self._unpublished)
+            try:
+                self._publish_unpublished()
+            except RedisError:
+                self._failed("revocations kept to publish later")
+                continue
+            self._redis_resting_until = 0.0  # it answers: checks may ask it again
+            log.warning("redis answers again: %d kept revocations published", count)
 
 
 _LIVE_ACCOUNT = (

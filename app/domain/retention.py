@@ -78,7 +78,7 @@ def purge_audit_events() -> int:
 
 STEPS: list[Step] = [
     Step("ended sessions", sessions.purge_expired),
-    Step("failure counters of windows long past", throttle.purge_stale),
+    Step("failure and rate-limit counters of windows long past", throttle.purge_stale),
     Step("expired handoff codes", purge_handoff_codes),
     Step("expired reset and confirmation tokens", purge_one_time_tokens),
     Step("audit events past their retention", purge_audit_events),

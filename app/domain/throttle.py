@@ -37,7 +37,7 @@ from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import RateLimited
 from app.extensions import db
-from app.models import AuthSession, FailureCounter, User
+from app.models import AuthSession, FailureCounter, RateLimitCounter, User
 from app.models.types import UTCDateTime
 
 LOGIN, PASSWORD_CHANGE = "login", "password-change"
@@ -249,10 +249,13 @@ def _count(scope: str, subject: str, sources: tuple[str, ...], window: timedelta
 
 @writes
 def purge_stale() -> int:
-    """Delete counters whose window ended over a day ago (cron, with sessions purge-expired)."""
+    """Delete counters whose window ended over a day ago, and rate-limit counters counted in the
+    database while Redis failed whose window has ended (cron, with sessions purge-expired)."""
     _, longest = max(_rule("LIMIT_LOGIN_FAILURES"), _rule("LIMIT_PASSWORD_CHANGE_FAILURES"),
                      key=lambda rule: rule[1])
     deleted = db.session.execute(delete(FailureCounter).where(
         FailureCounter.window_start < now() - longest - timedelta(days=1))).rowcount
+    deleted = (deleted or 0) + db.session.execute(delete(RateLimitCounter).where(
+        RateLimitCounter.expires_at <= now())).rowcount
     db.session.commit()
     return int(deleted or 0)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 
 from flask import Blueprint, render_template, request
 from flask_limiter.errors import RateLimitExceeded
@@ -16,9 +15,9 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
+from app.api import ratelimits
 from app.domain.errors import AuthError, InvalidResetToken, RateLimited
 from app.domain.providers import DISPLAY_NAMES
-from app.extensions import limiter
 from app.pages.devices import describe
 
 log = logging.getLogger("svc_auth.pages")
@@ -55,8 +54,7 @@ def _auth_error(error: AuthError) -> tuple[str, int]:
 
 @bp.errorhandler(RateLimitExceeded)
 def _rate_limited(_error: RateLimitExceeded) -> tuple[str, int, dict[str, str]]:
-    current = limiter.current_limit
-    return _too_many(max(1, math.ceil(current.window[0] - time.time())) if current else 60)
+    return _too_many(ratelimits.retry_after())
 
 
 @bp.errorhandler(RateLimited)

@@ -142,3 +142,75 @@ def test_an_app_with_limits_off_is_not_limited_by_another_apps_setting(tmp_path,
     finally:
         dispose_app(on)
         dispose_app(off)
+
+
+def test_a_429_stays_a_429_when_the_limit_storage_fails_as_it_answers(client, user, monkeypatch,
+                                                                      caplog):
+    """Redis counted the request, then times out when asked when the window ends: the 429 gives
+    the limit's whole period instead of escaping as a 500."""
+    import redis
+    from limits.storage import MemoryStorage
+
+    for _ in range(3):
+        wrong_login(client)
+
+    def hung(*_args, **_kwargs):
+        raise redis.TimeoutError("Timeout reading from socket")
+
+    monkeypatch.setattr(MemoryStorage, "get_expiry", hung)
+    response = wrong_login(client)
+    assert response.status_code == 429, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    assert response.headers["Retry-After"] == "60"  # "3 per minute": the whole minute
+    assert response.get_json()["retry_after"] == 60
+    assert "Retry-After is the limit's whole period" in caplog.text
+
+
+def test_the_pages_429_stays_a_429_when_the_limit_storage_fails(app, client, user,
+                                                                monkeypatch):
+    import redis
+    from limits.storage import MemoryStorage
+
+    from tests.pages.conftest import submit
+
+    app.config["LIMIT_LOGIN"] = "2 per minute"
+    for _ in range(2):
+        submit(client, "/login", {"email": user.email, "password": "wrong password!"})
+
+    def hung(*_args, **_kwargs):
+        raise redis.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(MemoryStorage, "get_expiry", hung)
+    response = submit(client, "/login", {"email": user.email, "password": "wrong password!"})
+    assert response.status_code == 429
+    assert response.headers["Retry-After"] == "60"
+    assert b"Try again in 60 seconds" in response.data
+
+
+def test_with_redis_down_limits_are_counted_in_the_database_for_every_instance(
+        tmp_path, clock, database_url, caplog):
+    """flask-limiter's own fallback is each worker's memory (two instances of two workers
+    allowed four times the limit). Counted in the shared database, a limit holds across them."""
+    from app.extensions import db
+    from tests.conftest import build_app, dispose_app
+    from tests.infra import free_port
+
+    settings = {**LIMITS, "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}  # nothing there
+    instances = [build_app(tmp_path / f"instance-{i}", clock, settings, database_url)
+                 for i in range(2)]
+    with instances[0].app_context():
+        db.create_all()
+    try:
+        statuses = [
+            instances[i % 2].test_client().post("/api/v2/auth/signup", json={
+                "email": f"new{i}@example.com", "password": "a long enough passphrase"})
+            for i in range(4)]
+        assert [r.status_code for r in statuses] == [201, 201, 429, 429]
+        assert 3500 < int(statuses[2].headers["Retry-After"]) <= 3600  # "2 per hour"
+        assert "rate limits counted in the database" in caplog.text
+        with instances[1].app_context():
+            from app.models import RateLimitCounter
+            assert db.session.query(RateLimitCounter).count() == 1  # one key: this address
+    finally:
+        for app in instances:
+            dispose_app(app)

@@ -53,6 +53,7 @@ pytestmark = pytest.mark.e2e
 
 RECOVERY_SECONDS = 10.0  # "within a few seconds" of a dependency coming back
 QUICK_SECONDS = 1.0  # an answer that does not wait for a dependency that is down
+REDIS_REST_SECONDS = 5  # how long the app leaves a failing Redis alone
 
 
 # PostgreSQL of the test's own ----------------------------------------------------------------
@@ -209,10 +210,9 @@ def timed(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
 
 # (b) Redis down, failing open ----------------------------------------------------------------
 
-def test_redis_down_falls_back_to_memory_and_keeps_serving(
+def test_redis_down_falls_back_to_the_database_and_keeps_serving(
         own_redis: RedisServer, redis_deployment: dict[str, str],
         instance_factory: InstanceFactory) -> None:
-    """One worker, so that the per-instance fallback counters are the worker's own."""
     instance = instance_factory({
         **redis_deployment, "SVC_RATELIMIT_ENABLED": "true", "SVC_LIMIT_LOGIN": "4 per minute",
     }, workers=1, name="redis-open")
@@ -242,14 +242,14 @@ def test_redis_down_falls_back_to_memory_and_keeps_serving(
         # The revocation is in the database: refused here all the same.
         assert_problem(verify(instance, tokens["access_token"]), 401, "session_revoked")
 
-        # Rate limiting goes on, in the instance's memory: 4 logins per minute per email.
+        # Rate limiting goes on, in the database: 4 logins per minute per email.
         limited = new_email("redisdown-limit")
         signup(instance, limited)
         statuses = [login(instance, limited, "not the password").status_code for _ in range(5)]
         assert statuses == [401, 401, 401, 401, 429], statuses
 
         log = instance.log()
-        assert "falling back to in-memory storage" in log, log[-3000:]
+        assert "rate limits counted in the database" in log, log[-3000:]
         assert re.search(r"redis unavailable", log, re.IGNORECASE), log[-3000:]
         slow = {name: round(seconds, 2) for name, seconds in timings.items() if seconds > 1.0}
         assert not slow, f"requests slowed down by the Redis outage (seconds): {slow}"
@@ -335,6 +335,173 @@ def test_redis_down_fail_closed_refuses_limited_endpoints_only(
     wait_until(lambda: login(instance, email).status_code == 200, RECOVERY_SECONDS,
                "login works again once Redis is back")
     assert "Traceback" not in instance.log()
+
+
+# (c2) Redis failing: a 429 stays a 429, logouts stay quick, revocations are not lost, limits hold
+
+def test_a_429_stays_a_429_when_redis_fails_as_it_answers(
+        own_redis: RedisServer, redis_deployment: dict[str, str],
+        instance_factory: InstanceFactory) -> None:
+    """Redis counts the request over the limit, then fails when asked when the window ends (its
+    TTL command refused, by an ACL): the 429 gives the limit's whole period, never a 500; and
+    a Redis hung or stopped in the middle of a burst gives 429s, 401s or 503s, never a 500."""
+    for fail_closed in ("false", "true"):
+        instance = instance_factory({
+            **redis_deployment, "SVC_RATELIMIT_ENABLED": "true",
+            "SVC_RATELIMIT_FAIL_CLOSED": fail_closed, "SVC_LIMIT_LOGIN": "2 per minute",
+        }, workers=1, name=f"redis-429-{fail_closed}")
+        for surface in ("api", "page"):
+            email = new_email("limit429")
+
+            def attempt(email: str = email, surface: str = surface,
+                        instance: Instance = instance) -> requests.Response:
+                if surface == "api":
+                    return login(instance, email, "wrong password entirely")
+                return hosted_login(instance, email, "wrong password entirely")
+
+            assert [attempt().status_code for _ in range(2)] == [401, 401]
+            with own_redis.client() as client:
+                client.execute_command("ACL", "SETUSER", "default", "-ttl")
+            try:
+                refused = attempt()
+            finally:
+                with own_redis.client() as client:
+                    client.execute_command("ACL", "SETUSER", "default", "+@all")
+            assert refused.status_code == 429, refused.text
+            assert refused.headers["Retry-After"] == "60"  # the limit's whole minute
+            if surface == "api":
+                assert assert_problem(refused, 429, "rate_limited")["retry_after"] == 60
+            else:
+                assert refused.headers["Content-Type"].startswith("text/html")
+            time.sleep(REDIS_REST_SECONDS)  # failing open, the limits counted in the database
+
+        assert own_redis.process is not None
+        statuses: list[int] = []
+        for fault in ("hang", "stop"):
+            if fault == "hang":
+                os.kill(own_redis.process.pid, signal.SIGSTOP)
+            else:
+                own_redis.stop()
+            try:
+                statuses += [login(instance, email, "wrong password entirely").status_code
+                             for _ in range(4)]
+                statuses.append(hosted_login(instance, email, "wrong password entirely")
+                                .status_code)
+            finally:
+                if fault == "hang":
+                    os.kill(own_redis.process.pid, signal.SIGCONT)
+                else:
+                    own_redis.start()
+        assert not [s for s in statuses if s >= 500 and s != 503], statuses
+        if fail_closed == "false":
+            assert 503 not in statuses, statuses
+        assert "Traceback" not in instance.log()
+        instance.stop()
+
+
+def test_redis_hung_logouts_stay_quick(
+        own_redis: RedisServer, redis_deployment: dict[str, str],
+        instance_factory: InstanceFactory) -> None:
+    """Publishing revocations backs off like the checks: a hung Redis costs the first logout
+    one timeout, and the next ones nothing."""
+    instance = instance_factory(redis_deployment, workers=1, name="redis-hung-logout")
+    email = new_email("hunglogout")
+    signup(instance, email)
+    sessions = [login(instance, email).json() for _ in range(12)]
+    assert own_redis.process is not None
+    os.kill(own_redis.process.pid, signal.SIGSTOP)
+    try:
+        seconds = []
+        for tokens in sessions:
+            response, took = timed(post, instance, "/api/v2/auth/logout",
+                                   headers={"Authorization": f"Bearer {tokens['access_token']}"})
+            assert response.status_code == 204, response.text
+            seconds.append(took)
+        later = sorted(seconds[1:])
+        assert later[len(later) // 2] < 0.1, f"logout p50 {later[len(later) // 2]:.3f} s"
+        assert max(later) < QUICK_SECONDS, f"slowest logout {max(later):.2f} s"
+        for tokens in sessions:  # refused all the same: the database holds the revocations
+            assert_problem(verify(instance, tokens["access_token"]), 401, "session_revoked")
+    finally:
+        os.kill(own_redis.process.pid, signal.SIGCONT)
+
+
+def test_logouts_during_a_redis_outage_are_refused_on_another_instance_after_it(
+        own_redis: RedisServer, redis_deployment: dict[str, str],
+        instance_factory: InstanceFactory) -> None:
+    """B's cache is warm when Redis stops; sessions are signed out on A while it is down (A
+    cannot publish them); Redis comes back empty. B refuses every one of them from then on."""
+    a = instance_factory(redis_deployment, name="outage-a")
+    b = instance_factory(redis_deployment, name="outage-b")
+    email = new_email("outage")
+    signup(a, email)
+    sessions = [login(a, email).json()["access_token"] for _ in range(20)]
+    for _ in range(2):  # warm: every worker of B has them cached
+        assert [verify(b, token).status_code for token in sessions] == [200] * 20
+
+    own_redis.stop()
+    try:
+        for token in sessions[:10]:
+            out = post(a, "/api/v2/auth/logout", headers={"Authorization": f"Bearer {token}"})
+            assert out.status_code == 204, out.text
+    finally:
+        own_redis.start()
+    statuses = [verify(b, token).status_code for token in sessions]
+    assert statuses == [401] * 10 + [200] * 10, statuses
+
+    # And when Redis was only hung (it keeps its data): A publishes what it kept as soon as it
+    # answers, with no request on A.
+    sessions = [login(a, email).json()["access_token"] for _ in range(10)]
+    for _ in range(2):
+        assert [verify(b, token).status_code for token in sessions] == [200] * 10
+    assert own_redis.process is not None
+    os.kill(own_redis.process.pid, signal.SIGSTOP)
+    try:
+        for token in sessions:
+            out = post(a, "/api/v2/auth/logout", headers={"Authorization": f"Bearer {token}"})
+            assert out.status_code == 204, out.text
+    finally:
+        os.kill(own_redis.process.pid, signal.SIGCONT)
+
+    def published() -> bool:
+        with own_redis.client() as client:
+            return len(list(client.scan_iter(match="svc-auth:revoked:*"))) >= 20  # 10 before
+
+    wait_until(published, 3, "A's kept revocations published once Redis answers")
+    assert [verify(b, token).status_code for token in sessions] == [401] * 10
+    assert "kept revocations published" in a.log()
+
+
+@pytest.mark.parametrize("fault", ["stopped", "hung"])
+def test_redis_down_the_signup_limit_holds_across_instances_and_workers(
+        fault: str, own_redis: RedisServer, redis_deployment: dict[str, str],
+        instance_factory: InstanceFactory) -> None:
+    """Two instances of two workers, Redis stopped or hung: sign-ups are counted in the
+    database, so "10 per hour" allows 10 in all (each worker's memory allowed 40)."""
+    settings = {**redis_deployment, "SVC_RATELIMIT_ENABLED": "true",
+                "SVC_LIMIT_SIGNUP": "10 per hour"}
+    instances = [instance_factory(settings, name=f"signup-{n}") for n in "ab"]
+    assert own_redis.process is not None
+    pid = own_redis.process.pid
+    if fault == "hung":
+        os.kill(pid, signal.SIGSTOP)
+    else:
+        own_redis.stop()
+    try:
+        def attempt(index: int) -> int:
+            return post(instances[index % 2], "/api/v2/auth/signup",
+                        {"email": new_email(f"limited{index}"), "password": PASSWORD}
+                        ).status_code
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(pool.map(attempt, range(40)))
+    finally:
+        if fault == "hung":
+            os.kill(pid, signal.SIGCONT)
+        else:
+            own_redis.start()
+    assert statuses.count(201) == 10, statuses
+    assert statuses.count(429) == 30, statuses
 
 
 # (d) The mail server is down -----------------------------------------------------------------

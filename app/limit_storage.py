@@ -1,0 +1,144 @@
+"""Where flask-limiter counts with Redis configured: in Redis, and in the database while Redis
+fails (SVC_RATELIMIT_FAIL_CLOSED=false, the default).
+
+flask-limiter's own fallback is each worker's memory: with two instances of two workers, a limit
+of 10 allowed 40. The database is shared by every worker and instance, so while Redis fails a
+limit still holds for the whole deployment. One failure makes the storage leave Redis alone for
+REDIS_REST_SECONDS (a hung Redis costs one timeout per rest, not one per request); then Redis is
+asked again. Counts made in the database are not carried back to Redis: across a failure and a
+recovery a window may allow its limit once in each, at most twice the limit.
+
+Registered with `limits` under the scheme `svc-redis+db` (and `svc-rediss+db` for TLS); the
+URL after the scheme is Redis's.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from flask import current_app
+from limits.storage import RedisStorage, Storage
+from redis import RedisError
+from sqlalchemy import case, delete, literal, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.domain import tokens
+from app.extensions import db
+from app.models import RateLimitCounter
+from app.models.types import UTCDateTime
+
+log = logging.getLogger("svc_auth.ratelimits")
+
+REDIS_REST_SECONDS = 5
+SCHEME_SUFFIX = "+db"
+
+# What reading a limit's storage may raise (app/api/ratelimits.py's 429 falls back on these).
+STORAGE_ERRORS: tuple[type[Exception], ...] = (RedisError, SQLAlchemyError, OSError)
+
+
+def storage_uri(redis_url: str) -> str:
+    """The RATELIMIT_STORAGE_URI that counts in Redis, and in the database while it fails."""
+    scheme, rest = redis_url.split("://", 1)
+    return f"svc-{scheme}{SCHEME_SUFFIX}://{rest}"
+
+
+class RedisOrDatabaseStorage(Storage):
+    STORAGE_SCHEME = ["svc-redis+db", "svc-rediss+db"]
+
+    def __init__(self, uri: str, wrap_exceptions: bool = False, **options: Any) -> None:
+        scheme, rest = uri.split("://", 1)
+        self.redis = RedisStorage(f"{scheme.removeprefix('svc-').removesuffix(SCHEME_SUFFIX)}"
+                                  f"://{rest}", wrap_exceptions=wrap_exceptions, **options)
+        self._resting_until = 0.0
+        super().__init__(uri, wrap_exceptions=wrap_exceptions)
+
+    @property
+    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
+        return STORAGE_ERRORS
+
+    def _redis_answers(self) -> bool:
+        return time.monotonic() >= self._resting_until
+
+    def _failed(self, error: Exception) -> None:
+        log.error("redis unavailable: rate limits counted in the database for %ds (%s)",
+                  REDIS_REST_SECONDS, type(error).__name__)
+        self._resting_until = time.monotonic() + REDIS_REST_SECONDS
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        if self._redis_answers():
+            try:
+                return self.redis.incr(key, expiry, amount)
+            except RedisError as error:
+                self._failed(error)
+        return _database_incr(key, expiry, amount)
+
+    def get(self, key: str) -> int:
+        if self._redis_answers():
+            try:
+                return self.redis.get(key)
+            except RedisError as error:
+                self._failed(error)
+        row = _live_row(key)
+        return row.hits if row is not None else 0
+
+    def get_expiry(self, key: str) -> float:
+        if self._redis_answers():
+            try:
+                return self.redis.get_expiry(key)
+            except RedisError as error:
+                self._failed(error)
+        row = _live_row(key)
+        return row.expires_at.timestamp() if row is not None else time.time()
+
+    def check(self) -> bool:
+        return self.redis.check()
+
+    def reset(self) -> int | None:
+        return self.redis.reset()
+
+    def clear(self, key: str) -> None:
+        self.redis.clear(key)
+        with db.engine.begin() as connection:
+            connection.execute(delete(RateLimitCounter).where(
+                RateLimitCounter.key == _hashed(key)))
+
+
+def _hashed(key: str) -> str:
+    return tokens.keyed_digest(str(current_app.config["SECRET_KEY"]), "rate-limit", key).hex()
+
+
+def _now() -> datetime:
+    return datetime.fromtimestamp(time.time(), UTC)
+
+
+def _database_incr(key: str, expiry: int, amount: int) -> int:
+    """One atomic upsert (INSERT ... ON CONFLICT DO UPDATE ... RETURNING), in a transaction of
+    its own: concurrent hits from every worker and instance are all counted."""
+    at = _now()
+    table = RateLimitCounter.__table__
+    ends = at + timedelta(seconds=expiry)
+    expired = RateLimitCounter.expires_at <= at
+    with db.engine.begin() as connection:
+        insert: Any = (postgresql.insert if connection.dialect.name == "postgresql"
+                       else sqlite.insert)
+        statement = insert(table).values(key=_hashed(key), hits=amount, expires_at=ends)
+        statement = statement.on_conflict_do_update(
+            index_elements=[table.c.key],
+            set_={"hits": case((expired, amount), else_=RateLimitCounter.hits + amount),
+                  "expires_at": case((expired, literal(ends, UTCDateTime())),
+                                     else_=RateLimitCounter.expires_at)},
+        ).returning(table.c.hits)
+        return int(connection.execute(statement).scalar_one())
+
+
+def _live_row(key: str) -> Any:
+    with db.engine.connect() as connection:
+        return connection.execute(
+            select(RateLimitCounter.hits, RateLimitCounter.expires_at).where(
+                RateLimitCounter.key == _hashed(key), RateLimitCounter.expires_at > _now())
+        ).first()
+

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import db
+from app.models.types import UTCDateTime
+
+
+class RateLimitCounter(db.Model):
+    """A rate-limit counter counted in the database while Redis fails (app/limit_storage.py):
+    hits in a fixed window that ends at `expires_at`. The key is a keyed hash of flask-limiter's
+    key, so the table holds no email or address in clear."""
+
+    __tablename__ = "rate_limit_counters"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    hits: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())

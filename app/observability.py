@@ -47,6 +47,7 @@ RATE_LIMITED = Counter("svc_auth_rate_limited", "Requests refused with 429, by e
                        ["endpoint"])
 
 bp = Blueprint("observability", __name__)
+SCRAPE_COLLECTORS = "svc-auth-scrape-collectors"  # app.extensions key: collectors of this app
 
 
 def count_event(event: str) -> None:
@@ -140,6 +141,9 @@ def metrics() -> Response:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     payload = generate_latest(registry) if registry else generate_latest()
+    # Figures read from the database at scrape time (the outbox's), the same for every worker.
+    for collector in current_app.extensions.get(SCRAPE_COLLECTORS, ()):
+        payload += generate_latest(collector)
     return Response(payload, mimetype=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
 
 

@@ -4,10 +4,11 @@ from app.models.audit import AuditEvent
 from app.models.failure_counter import FailureCounter
 from app.models.handoff import HandoffCode
 from app.models.identity import Identity
+from app.models.mail_job import MailJob
 from app.models.one_time_token import OneTimeToken
 from app.models.session import AuthSession, RefreshToken
 from app.models.site import ClientSite
 from app.models.user import User
 
 __all__ = ["AuditEvent", "AuthSession", "ClientSite", "FailureCounter", "HandoffCode", "Identity",
-           "OneTimeToken", "RefreshToken", "User"]
+           "MailJob", "OneTimeToken", "RefreshToken", "User"]

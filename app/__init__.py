@@ -47,7 +47,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from app.domain.outbox_ops import OutboxCollector
 
     app.extensions["svc-outbox"] = outbox = build_outbox(app, HANDLERS)
-    app.extensions[observability.SCRAPE_COLLECTORS] = [OutboxCollector()]
+    app.extensions[observability.SCRAPED].register(OutboxCollector())
     app.wsgi_app = MailAfterResponse(app.wsgi_app, outbox)  # type: ignore[method-assign]
 
     _register_blueprints(app)

@@ -47,7 +47,7 @@ RATE_LIMITED = Counter("svc_auth_rate_limited", "Requests refused with 429, by e
                        ["endpoint"])
 
 bp = Blueprint("observability", __name__)
-SCRAPE_COLLECTORS = "svc-auth-scrape-collectors"  # app.extensions key: collectors of this app
+SCRAPED = "svc-auth-scraped"  # app.extensions: a registry whose collectors run at each scrape
 
 
 def count_event(event: str) -> None:
@@ -142,13 +142,13 @@ def metrics() -> Response:
         multiprocess.MultiProcessCollector(registry)
     payload = generate_latest(registry) if registry else generate_latest()
     # Figures read from the database at scrape time (the outbox's), the same for every worker.
-    for collector in current_app.extensions.get(SCRAPE_COLLECTORS, ()):
-        payload += generate_latest(collector)
+    payload += generate_latest(current_app.extensions[SCRAPED])
     return Response(payload, mimetype=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
 
 
 def init_app(app: Flask) -> None:
     configure_logging(app)
+    app.extensions[SCRAPED] = CollectorRegistry()
     behind_proxy = int(app.config["TRUSTED_PROXIES"]) > 0
     app.before_request(_start_request_behind_proxy if behind_proxy else _start_request)
     app.after_request(_finish_request)

@@ -9,9 +9,10 @@ from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
+from sqlalchemy.exc import OperationalError
 
 from app.domain.mail import MemoryTransport
-from app.domain.outbox import _Worker, schedule
+from app.domain.outbox import Outbox, _Worker, schedule
 from app.extensions import db
 from app.models import MailJob
 from tests.conftest import build_app, dispose_app
@@ -131,6 +132,46 @@ def test_two_instances_on_one_database_send_each_mail_once(app, next_app):
     assert sorted(mine + theirs) == sorted(f"user{index}@example.com" for index in range(60))
     assert mine and theirs  # the work was shared
     assert {j.status for j in jobs(app)} == {"sent"}
+
+
+def connection_lost() -> OperationalError:
+    return OperationalError("UPDATE mail_jobs", {}, Exception("server closed the connection"))
+
+
+def test_a_send_the_database_could_not_record_is_recorded_later_not_sent_again(
+        app, monkeypatch):
+    outbox = app.extensions["svc-outbox"]
+    outbox.poll_seconds = 0.05  # how soon it looks again after a database error
+    record, failures = Outbox._record, [connection_lost()]
+
+    def unreachable_once(self, *args):  # type: ignore[no-untyped-def]
+        if failures:
+            raise failures.pop()
+        return record(self, *args)
+
+    monkeypatch.setattr(Outbox, "_record", unreachable_once)
+    notices(app, 1)
+    assert outbox.drain()
+    assert sent_to(app) == ["user0@example.com"]
+    [job] = jobs(app)
+    assert (job.status, job.attempts) == ("sent", 1)
+
+
+def test_a_database_error_while_making_the_mail_is_retried(app):
+    outbox = app.extensions["svc-outbox"]
+    make, failures = outbox.handlers[MailJob.PASSWORD_CHANGED], [connection_lost()]
+
+    def unreachable_once(payload):  # type: ignore[no-untyped-def]
+        if failures:
+            raise failures.pop()
+        return make(payload)
+
+    outbox.handlers = {**outbox.handlers, MailJob.PASSWORD_CHANGED: unreachable_once}
+    notices(app, 1)
+    assert outbox.drain()
+    assert sent_to(app) == ["user0@example.com"]
+    [job] = jobs(app)
+    assert (job.status, job.attempts, job.last_error) == ("sent", 2, "OperationalError")
 
 
 class FailingTransport(MemoryTransport):

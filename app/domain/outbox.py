@@ -196,7 +196,7 @@ class Outbox:
                 if failing == 1:
                     log.error("the outbox cannot reach the database (%s); its jobs wait",
                               type(error).__name__)
-                wait = min(self.poll_seconds * 2 ** failing, ERROR_WAIT_MAX)
+                wait = min(self.poll_seconds * 2 ** min(failing, 16), ERROR_WAIT_MAX)
                 continue
             if failing:
                 log.info("the outbox reaches the database again")

@@ -13,7 +13,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app import config, database, observability  # noqa: F401  (database: engine settings)
 from app.after_response import MailAfterResponse
 from app.cookie_session import CookieSessionInterface
-from app.domain.mail import build_outbox
+from app.domain.outbox import build_outbox
 from app.domain.providers import register_providers
 from app.domain.services import Services
 from app.extensions import csrf, db, limiter, login_manager, migrate
@@ -43,8 +43,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     login_manager.init_app(app)
     app.extensions["svc-auth"] = Services.from_config(app.config, app.instance_path)
     register_providers(app)
-    app.extensions["svc-outbox"] = build_outbox(app)
-    app.wsgi_app = MailAfterResponse(app.wsgi_app)  # type: ignore[method-assign]
+    from app.domain.mail_jobs import HANDLERS
+    from app.domain.outbox_ops import OutboxCollector
+
+    app.extensions["svc-outbox"] = outbox = build_outbox(app, HANDLERS)
+    app.extensions[observability.SCRAPED].register(OutboxCollector())
+    app.wsgi_app = MailAfterResponse(app.wsgi_app, outbox)  # type: ignore[method-assign]
 
     _register_blueprints(app)
     app.after_request(add_security_headers)

@@ -1,14 +1,15 @@
-"""Mail a request schedules starts once its answer has been sent.
+"""Mail a request promised is worked on once its answer has been sent.
 
-A WSGI middleware around the app: the request runs inside the outbox's `holding()`, and what it
-scheduled is handed to the outbox when the server has taken the last chunk of the answer or
-closes it, whichever comes first. Until then nothing competes with the answer for the
-interpreter, so an answer that mails (forgot-password for an account that exists) takes the
-time of one that does not.
+A WSGI middleware around the app: it starts the process's outbox worker if it is not running
+(the first request after a fork), and runs the request inside the outbox's `holding()`. A mail
+job the request commits (app/domain/outbox.py) wakes the worker only when the server has taken the
+last chunk of the answer or closes it, whichever comes first. Until then nothing competes with
+the answer for the interpreter, so an answer that mails (forgot-password for an account that
+exists) takes the time of one that does not.
 
-Held jobs start whatever the answer: callers schedule mail after committing what it reports (a
-password was changed, an account was created), so a page that fails afterwards, even with an
-exception that escapes the app, must not lose the notice.
+Held wake-ups happen whatever the answer: a job is committed with what it reports (a password
+was changed, an account was created), so a page that fails afterwards, even with an exception
+that escapes the app, must not leave the notice waiting for the next poll.
 """
 
 from __future__ import annotations
@@ -16,23 +17,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from app.domain.mail import holding
+from app.domain.outbox import Outbox, holding
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 
 class MailAfterResponse:
-    def __init__(self, wsgi_app: WSGIApplication) -> None:
-        self.wsgi_app = wsgi_app
+    def __init__(self, wsgi_app: WSGIApplication, outbox: Outbox) -> None:
+        self.wsgi_app, self.outbox = wsgi_app, outbox
 
     def __call__(self, environ: WSGIEnvironment,
                  start_response: StartResponse) -> Iterable[bytes]:
+        self.outbox.ensure_running()
         with holding() as held:
             try:
                 body = self.wsgi_app(environ, start_response)
             except BaseException:
-                held.release()  # no answer will be sent: start them now
+                held.release()  # no answer will be sent: wake it now
                 raise
         if not held:
             return body  # untouched: a file wrapper stays one, for the server's sendfile

@@ -1,17 +1,17 @@
-"""Operator commands: `flask --app wsgi users|keys|sessions|sites ...` and `purge`."""
+"""Operator commands: `flask --app wsgi users|keys|sessions|sites|outbox ...` and `purge`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import wraps
 from typing import Any
 
 import click
-from flask import Flask
+from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
-from app.domain import accounts, audit, retention, sessions, sites, throttle
+from app.domain import accounts, audit, outbox_ops, retention, sessions, sites, throttle
 from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
 from app.domain.keys import Keyring, SigningKey
@@ -22,6 +22,7 @@ users = AppGroup("users", help="Manage accounts.")
 keys = AppGroup("keys", help="Manage the access-token signing keys.")
 sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
 sites_cli = AppGroup("sites", help="Manage the client sites people are sent back to.")
+outbox_cli = AppGroup("outbox", help="See and manage the mail the service has promised.")
 
 
 def _friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -170,6 +171,35 @@ def remove_site(name: str) -> None:
     click.echo(f"Removed {name}.")
 
 
+@outbox_cli.command("status")
+def outbox_status() -> None:
+    found = outbox_ops.summary()
+    click.echo(", ".join(f"{status} {count}" for status, count in found.counts.items()))
+    if found.oldest_pending is not None:
+        click.echo(f"oldest pending job promised at {found.oldest_pending.isoformat()}")
+    for job in found.failed:
+        finished = job.finished_at.isoformat() if job.finished_at else "-"
+        click.echo(f"failed {job.id} {job.kind} after {job.attempts} attempts"
+                   f" ({job.last_error or 'unknown error'}) at {finished}")
+
+
+@outbox_cli.command("retry")
+@click.option("--failed", is_flag=True, help="Also put back the jobs whose attempts ran out.")
+def outbox_retry(failed: bool) -> None:
+    """Jobs waiting for a later attempt are due now; the running workers send them."""
+    click.echo(f"{outbox_ops.retry(failed=failed)} mail jobs are due now.")
+
+
+@outbox_cli.command("purge")
+@click.option("--days", type=click.IntRange(min=0), default=None,
+              help="Keep finished jobs this many days (default: SVC_MAIL_RETENTION_DAYS).")
+@click.option("--failed", is_flag=True, help="Also delete failed jobs: their mail never goes.")
+def outbox_purge(days: int | None, failed: bool) -> None:
+    kept = current_app.config["MAIL_RETENTION_DAYS"] if days is None else days
+    deleted = outbox_ops.purge(timedelta(days=float(kept)), failed=failed)
+    click.echo(f"Deleted {deleted} mail jobs finished over {kept} days ago.")
+
+
 def register(app: Flask) -> None:
-    for group in (users, keys, sessions_cli, sites_cli, purge):
+    for group in (users, keys, sessions_cli, sites_cli, outbox_cli, purge):
         app.cli.add_command(group)

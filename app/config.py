@@ -26,8 +26,15 @@ DEFAULTS: dict[str, Any] = {
     "CLIENT_SITES": {},
     "MAIL_URL": "console://",
     "MAIL_FROM": None,  # None: "{BRAND} <no-reply@{host of PUBLIC_URL}>"
-    "MAIL_ATTEMPTS": 3,
-    "MAIL_RETRY_DELAY": 2.0,  # seconds, doubled after each failed attempt
+    # The outbox (app/domain/outbox.py): attempts per mail job, the first delay between two
+    # (doubled after each; 10 attempts span about 17 minutes), how often each process looks for
+    # due jobs, how long a claimed job is a worker's before another may take it (longer than a
+    # send can take), and how many days finished jobs are kept (`flask outbox purge`).
+    "MAIL_ATTEMPTS": 10,
+    "MAIL_RETRY_DELAY": 2.0,
+    "MAIL_POLL_SECONDS": 1.0,
+    "MAIL_LEASE_SECONDS": 120,
+    "MAIL_RETENTION_DAYS": 7,
     "MAIL_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
     "REDIS_URL": None,

@@ -47,6 +47,7 @@ RATE_LIMITED = Counter("svc_auth_rate_limited", "Requests refused with 429, by e
                        ["endpoint"])
 
 bp = Blueprint("observability", __name__)
+SCRAPED = "svc-auth-scraped"  # app.extensions: a registry whose collectors run at each scrape
 
 
 def count_event(event: str) -> None:
@@ -140,11 +141,14 @@ def metrics() -> Response:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     payload = generate_latest(registry) if registry else generate_latest()
+    # Figures read from the database at scrape time (the outbox's), the same for every worker.
+    payload += generate_latest(current_app.extensions[SCRAPED])
     return Response(payload, mimetype=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
 
 
 def init_app(app: Flask) -> None:
     configure_logging(app)
+    app.extensions[SCRAPED] = CollectorRegistry()
     behind_proxy = int(app.config["TRUSTED_PROXIES"]) > 0
     app.before_request(_start_request_behind_proxy if behind_proxy else _start_request)
     app.after_request(_finish_request)

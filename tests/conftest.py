@@ -86,6 +86,7 @@ def build_app(instance_path: Any, clock: FakeClock, settings: dict[str, Any],
 
 def dispose_app(app: Flask) -> None:
     app.extensions["svc-outbox"].drain()
+    app.extensions["svc-outbox"].stop()  # its thread would go on looking at the database
     with app.app_context():
         db.session.remove()
         db.engine.dispose()

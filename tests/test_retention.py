@@ -37,6 +37,16 @@ def add_event(name, at):
     db.session.add(AuditEvent(at=at, event=name))
 
 
+def add_mail_job(name, status, finished_days_ago):
+    from app.domain.clock import system_clock
+    from app.models import MailJob
+
+    finished = system_clock() - timedelta(days=finished_days_ago)
+    db.session.add(MailJob(id=name, kind=MailJob.PASSWORD_CHANGED, payload={}, status=status,
+                           attempts=1, next_attempt_at=finished, created_at=finished,
+                           finished_at=finished))
+
+
 def names(column):
     return sorted(db.session.scalars(select(column)))
 
@@ -53,6 +63,9 @@ def test_purge_deletes_what_is_past_its_retention_and_keeps_the_rest(app, user, 
         add_token(user.id, "t-live", at + HOUR)
         add_event("e-366-days", at - 366 * DAY)
         add_event("e-364-days", at - 364 * DAY)
+        add_mail_job("m-sent-8-days", "sent", 8)
+        add_mail_job("m-sent-6-days", "sent", 6)
+        add_mail_job("m-failed-8-days", "failed", 8)
         db.session.commit()
 
     output = run_purge(app)
@@ -60,12 +73,15 @@ def test_purge_deletes_what_is_past_its_retention_and_keeps_the_rest(app, user, 
     assert "Deleted 1 expired handoff codes." in output
     assert "Deleted 2 expired reset and confirmation tokens." in output
     assert "Deleted 1 audit events past their retention." in output
+    assert "Deleted 1 mail jobs finished past SVC_MAIL_RETENTION_DAYS." in output
     with app.app_context():
         assert [name.rstrip("0") for name in names(HandoffCode.code_hash)] == [
             "c-expired-23h", "c-live"]
         assert [name.rstrip("0") for name in names(OneTimeToken.token_hash)] == [
             "t-live", "t-used-expires-later"]
         assert names(AuditEvent.event) == ["e-364-days"]
+        from app.models import MailJob
+        assert names(MailJob.id) == ["m-failed-8-days", "m-sent-6-days"]
 
 
 @pytest.mark.parametrize("settings", [{"AUDIT_RETENTION_DAYS": 0, "CODE_RETENTION_HOURS": 72}])

@@ -35,7 +35,6 @@ register_api_errors(bp)
 def signup() -> Response:
     body = parse_body(SignupBody)
     user, issued = accounts.sign_up(body.email, body.password, body.full_name, client_info())
-    recovery.send_confirmation(user.id, client_info())
     if issued is None:  # SVC_REQUIRE_EMAIL_CONFIRMATION: no session before the link is used
         return no_store(confirmation_pending_json(user), 201)
     return no_store(login_json(issued), 201)

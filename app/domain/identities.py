@@ -20,7 +20,6 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from app import emails
 from app.database import writes
 from app.domain import accounts, addresses, audit, sessions, throttle
 from app.domain.audit import ClientInfo
@@ -35,11 +34,11 @@ from app.domain.errors import (
     ProviderEmailNotVerified,
     ProviderSignInRefused,
 )
-from app.domain.mail import Message, outbox
+from app.domain.outbox import schedule
 from app.domain.providers import Profile
 from app.domain.services import services
 from app.extensions import db
-from app.models import Identity, User
+from app.models import Identity, MailJob, User
 
 
 @writes
@@ -72,8 +71,8 @@ def user_for(profile: Profile, client: ClientInfo) -> User:
     if not user.email_verified:
         accounts.prove_address(user)  # the provider verified it, and it is the account's
     _link(user, profile, client)
+    _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider)
     db.session.commit()
-    _tell_owner(emails.provider_linked(user.email, profile.provider))
     return user
 
 
@@ -134,8 +133,8 @@ def _link_proved(user_id: str, profile: Profile, client: ClientInfo, *, take_ove
         accounts.prove_address(user)
     if identity is None:
         _link(user, profile, client)
+    _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider, took_over=take_over)
     db.session.commit()
-    _tell_owner(emails.provider_linked(user.email, profile.provider, took_over=take_over))
     return user
 
 
@@ -162,8 +161,9 @@ def _link(user: User, profile: Profile, client: ClientInfo) -> None:
     audit.record(f"provider_linked_{profile.provider}", client, user_id=user.id)
 
 
-def _tell_owner(message: Message) -> None:
-    outbox().run_later(lambda: outbox().send(message))
+def _tell_owner(kind: str, user: User, provider: str, **fields: bool) -> None:
+    """Promise the owner a notice, in the transaction of the change it reports."""
+    schedule(kind, {"to": user.email, "provider": provider, **fields})
 
 
 @writes
@@ -180,8 +180,8 @@ def link(user: User, profile: Profile, client: ClientInfo) -> None:
             raise IdentityInUse()
         return
     _link(user, profile, client)
+    _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider)
     db.session.commit()
-    _tell_owner(emails.provider_linked(user.email, profile.provider))
 
 
 def check_may_link(user: User) -> None:
@@ -209,8 +209,8 @@ def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
         raise LastSignInMethod()
     db.session.delete(identity)
     audit.record(f"provider_unlinked_{provider}", client, user_id=user.id)
+    _tell_owner(MailJob.PROVIDER_UNLINKED, user, provider)
     db.session.commit()
-    _tell_owner(emails.provider_unlinked(user.email, provider))
 
 
 @writes

@@ -1,7 +1,8 @@
 """Forgotten passwords and email confirmation, through one-time tokens sent by email.
 
-Requests that mail (forgot-password, resend-confirmation) are answered at once, the same way for
-every address; the lookup and the mail happen in an outbox job (domain/mail.py). A token is 256
+Requests that mail (forgot-password, resend-confirmation) write a mail job for any address and
+answer the same way for every address, without looking the account up: the job does that, makes
+the token and renders the mail when it runs (domain/outbox.py). A token is 256
 random bits, stored hashed, bound to one purpose, one user and the address it was sent to; it is
 used once, expires, and is replaced by a newer one of its purpose. A reset token also dies with
 any password change.
@@ -9,7 +10,9 @@ any password change.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import timedelta
+from typing import Any
 
 from flask import current_app
 from sqlalchemy import delete, update
@@ -20,10 +23,11 @@ from app.domain import accounts, audit, identities, sessions, throttle, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
-from app.domain.mail import outbox
+from app.domain.mail import Message
+from app.domain.outbox import schedule
 from app.domain.services import services
 from app.extensions import db
-from app.models import OneTimeToken, User
+from app.models import MailJob, OneTimeToken, User
 
 RESET = OneTimeToken.RESET_PASSWORD
 CONFIRM = OneTimeToken.CONFIRM_EMAIL
@@ -70,19 +74,27 @@ def _claim(row: OneTimeToken) -> bool:
 # Forgotten password --------------------------------------------------------------------------
 
 def request_reset(untrusted_email: str, client: ClientInfo, site: str | None = None) -> None:
-    """Hand the request to the outbox, and return at once whatever the address. `site`, a
-    client site's registered name, goes into the link (the hosted pages' way back to it);
-    nothing else of the request travels through mail."""
-    outbox().run_later(lambda: _send_reset_link(untrusted_email, client, site))
+    """Promise a reset mail for whatever address: the same work and answer for every one.
+    `site`, a client site's registered name, goes into the link (the hosted pages' way back to
+    it); nothing else of the request travels through mail."""
+    _schedule_for_address(MailJob.RESET_PASSWORD, untrusted_email, client, site=site)
 
 
-def _send_reset_link(untrusted_email: str, client: ClientInfo, site: str | None) -> None:
-    user = accounts.find_by_email(untrusted_email)
+def reset_link_mail(payload: dict[str, Any]) -> Message | None:
+    """The reset job: a link for an existing, enabled account, nothing for any other address."""
+    user = accounts.find_by_email(payload["email"])
     if user is None or user.disabled_at is not None:
-        return
-    raw = _issue(user, RESET, _reset_ttl(), client)
+        return None
+    raw = _issue(user, RESET, _reset_ttl(), ClientInfo(**payload["client"]))
     minutes = int(_reset_ttl().total_seconds()) // 60
-    outbox().send(emails.reset_password(user.email, raw, minutes, site))
+    return emails.reset_password(user.email, raw, minutes, payload.get("site"))
+
+
+@writes
+def _schedule_for_address(kind: str, untrusted_email: str, client: ClientInfo,
+                          **fields: Any) -> None:
+    schedule(kind, {"email": untrusted_email, "client": asdict(client), **fields})
+    db.session.commit()
 
 
 def reset_token_is_live(raw: str) -> bool:
@@ -100,12 +112,11 @@ def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
         raise InvalidResetToken()
     accounts.check_password_policy(new_password, user.email, pointer="#/new_password")
     new_hash = services().hasher.hash(new_password)  # outside the write transaction
-    unlinked = _apply_reset(row, user, new_hash, client)
-    outbox().run_later(lambda: outbox().send(emails.password_changed(user.email, unlinked)))
+    _apply_reset(row, user, new_hash, client)
 
 
 @writes
-def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInfo) -> list[str]:
+def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInfo) -> None:
     if not _claim(row):
         db.session.rollback()
         raise InvalidResetToken()
@@ -116,27 +127,25 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
     sessions.revoke_all(user.id, "password_reset")
     throttle.clear_account(user)  # whoever was failing on this account, the owner is back in
     audit.record("password_reset", client, user_id=user.id)
+    schedule(MailJob.PASSWORD_CHANGED, {"to": user.email, "unlinked": unlinked})
     db.session.commit()
-    return unlinked
 
 
 # Email confirmation --------------------------------------------------------------------------
 
-def send_confirmation(user_id: str, client: ClientInfo) -> None:
-    """After sign-up: mail a confirmation link, from the outbox."""
-    outbox().run_later(lambda: _send_confirmation(db.session.get(User, user_id), client))
-
-
 def request_confirmation(untrusted_email: str, client: ClientInfo) -> None:
-    """Resend: the same answer for every address; only unconfirmed accounts get mail."""
-    outbox().run_later(lambda: _send_confirmation(accounts.find_by_email(untrusted_email), client))
+    """Resend: the same work and answer for every address; only unconfirmed accounts get mail."""
+    _schedule_for_address(MailJob.CONFIRM_EMAIL, untrusted_email, client)
 
 
-def _send_confirmation(user: User | None, client: ClientInfo) -> None:
+def confirmation_mail(payload: dict[str, Any]) -> Message | None:
+    """The confirmation job: a link for an enabled account whose address is not confirmed."""
+    user = (db.session.get(User, payload["user_id"]) if "user_id" in payload
+            else accounts.find_by_email(payload["email"]))
     if user is None or user.email_verified or user.disabled_at is not None:
-        return
-    raw = _issue(user, CONFIRM, CONFIRM_TTL, client)
-    outbox().send(emails.confirm_email(user.email, raw))
+        return None
+    raw = _issue(user, CONFIRM, CONFIRM_TTL, ClientInfo(**payload["client"]))
+    return emails.confirm_email(user.email, raw)
 
 
 @writes

@@ -1,7 +1,7 @@
 """What the service keeps, and for how long: the steps of `flask --app wsgi purge`.
 
 Each step deletes one kind of row past its retention and says how many it deleted. A new kind of
-row that grows without end (finished outbox jobs, say) is one more `Step` in `STEPS`. Large
+row that grows without end is one more `Step` in `STEPS`. Large
 deletions go in batches, each its own write transaction, so that on SQLite sign-ins queue behind
 a batch rather than behind a year of audit events.
 """
@@ -18,7 +18,7 @@ from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.database import writes
-from app.domain import sessions, throttle
+from app.domain import outbox_ops, sessions, throttle
 from app.domain.clock import now
 from app.extensions import db
 from app.models import AuditEvent, HandoffCode, OneTimeToken
@@ -76,10 +76,16 @@ def purge_audit_events() -> int:
     return _delete_batched(AuditEvent.id, AuditEvent.at < now() - timedelta(days=days))
 
 
+def purge_mail_jobs() -> int:
+    """Sent mail jobs (failed ones stay, for `outbox retry --failed`)."""
+    return outbox_ops.purge(timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"])))
+
+
 STEPS: list[Step] = [
     Step("ended sessions", sessions.purge_expired),
     Step("failure and rate-limit counters of windows long past", throttle.purge_stale),
     Step("expired handoff codes", purge_handoff_codes),
     Step("expired reset and confirmation tokens", purge_one_time_tokens),
+    Step("mail jobs finished past SVC_MAIL_RETENTION_DAYS", purge_mail_jobs),
     Step("audit events past their retention", purge_audit_events),
 ]

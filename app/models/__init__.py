@@ -4,6 +4,7 @@ from app.models.audit import AuditEvent
 from app.models.failure_counter import FailureCounter
 from app.models.handoff import HandoffCode
 from app.models.identity import Identity
+from app.models.mail_job import MailJob
 from app.models.one_time_token import OneTimeToken
 from app.models.rate_limit_counter import RateLimitCounter
 from app.models.session import AuthSession, RefreshToken
@@ -11,4 +12,4 @@ from app.models.site import ClientSite
 from app.models.user import User
 
 __all__ = ["AuditEvent", "AuthSession", "ClientSite", "FailureCounter", "HandoffCode", "Identity",
-           "OneTimeToken", "RateLimitCounter", "RefreshToken", "User"]
+           "MailJob", "OneTimeToken", "RateLimitCounter", "RefreshToken", "User"]

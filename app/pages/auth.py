@@ -145,7 +145,6 @@ def signup_submit() -> Page:
     except InvalidBody as error:
         _field_errors(form, error)
         return _page("pages/signup.html", target, 422, form=form)
-    recovery.send_confirmation(user.id, client_info())
     if not sessions.may_open_session(user):  # no session before the address is confirmed
         return _page("pages/confirm_sent.html", target, 201, email=user.email)
     return _finish(browser.sign_in(user, "password"), target)

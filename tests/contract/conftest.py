@@ -54,6 +54,7 @@ def build_app(directory: Path, **overrides: Any) -> Flask:
 
 def close_app(app: Flask) -> None:
     app.extensions["svc-outbox"].drain()
+    app.extensions["svc-outbox"].stop()  # its thread would go on looking at the database
     with app.app_context():
         db.session.remove()
         db.engine.dispose()

@@ -1,0 +1,99 @@
+"""What operators see of the outbox and do with it: counts, retries, purges, and metrics.
+
+The counts are read from the database when asked (a command, a scrape of /metrics): every
+worker and instance shares one table, so there is nothing to merge.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.database import writes
+from app.domain.clock import system_clock
+from app.extensions import db
+from app.models import MailJob
+
+log = logging.getLogger("svc_auth.mail")
+STATUSES = (MailJob.PENDING, MailJob.SENT, MailJob.SKIPPED, MailJob.FAILED)
+
+
+@dataclass(frozen=True)
+class Summary:
+    counts: dict[str, int]
+    oldest_pending: datetime | None  # when the oldest job still pending was promised
+    failed: list[MailJob]  # the most recent first
+
+
+def summary(failed_shown: int = 20) -> Summary:
+    counts = dict.fromkeys(STATUSES, 0)
+    for status, count in db.session.execute(
+            select(MailJob.status, func.count()).group_by(MailJob.status)):
+        counts[status] = int(count)
+    oldest = db.session.scalar(select(func.min(MailJob.created_at))
+                               .where(MailJob.status == MailJob.PENDING))
+    failed = list(db.session.scalars(select(MailJob).where(MailJob.status == MailJob.FAILED)
+                                     .order_by(MailJob.finished_at.desc()).limit(failed_shown)))
+    return Summary(counts, oldest, failed)
+
+
+@writes
+def retry(*, failed: bool) -> int:
+    """Make every pending job that waits for a later attempt due now (after fixing the mail
+    server, say); with `failed`, also put failed jobs back, with a fresh set of attempts.
+    Jobs a worker holds are left to it. How many jobs are due now."""
+    at = system_clock()
+    waiting = db.session.execute(
+        update(MailJob).where(MailJob.status == MailJob.PENDING, MailJob.claimed_by.is_(None),
+                              MailJob.next_attempt_at > at)
+        .values(next_attempt_at=at).execution_options(synchronize_session=False)).rowcount
+    revived = 0
+    if failed:
+        revived = db.session.execute(
+            update(MailJob).where(MailJob.status == MailJob.FAILED)
+            .values(status=MailJob.PENDING, attempts=0, next_attempt_at=at, finished_at=None)
+            .execution_options(synchronize_session=False)).rowcount
+    db.session.commit()
+    return int(waiting) + int(revived)
+
+
+@writes
+def purge(older_than: timedelta, *, failed: bool = False) -> int:
+    """Delete jobs sent or skipped more than `older_than` ago (with `failed`, failed ones too:
+    their mail will never go). How many were deleted."""
+    done = [MailJob.SENT, MailJob.SKIPPED, *([MailJob.FAILED] if failed else [])]
+    deleted = db.session.execute(
+        delete(MailJob).where(MailJob.status.in_(done),
+                              MailJob.finished_at < system_clock() - older_than)
+        .execution_options(synchronize_session=False)).rowcount
+    db.session.commit()
+    return int(deleted)
+
+
+class OutboxCollector(Collector):
+    """Gauges read from the database at scrape time, inside the /metrics request."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            found = summary(failed_shown=0)
+        except SQLAlchemyError as error:  # the request's metrics still go out
+            db.session.rollback()
+            log.warning("outbox metrics unavailable: %s", type(error).__name__)
+            return
+        jobs = GaugeMetricFamily("svc_auth_mail_jobs",
+                                 "Mail jobs in the outbox table, by status.", labels=["status"])
+        for status in (MailJob.PENDING, MailJob.FAILED):
+            jobs.add_metric([status], found.counts[status])
+        yield jobs
+        age = 0.0 if found.oldest_pending is None else (
+            system_clock() - found.oldest_pending).total_seconds()
+        yield GaugeMetricFamily("svc_auth_mail_oldest_pending_seconds",
+                                "How long the oldest pending mail job has waited (0: none).",
+                                value=max(age, 0.0))

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import db
+from app.models.types import UTCDateTime, new_id
+
+
+class MailJob(db.Model):
+    """A mail the service has promised, written in the transaction of what it reports and
+    worked off by the outbox (app/domain/outbox.py).
+
+    `payload` holds what the message is rendered from when the job runs, never a token: a
+    link's token is made by the job itself. A claim is a lease: `claimed_by` works on it until
+    `claimed_until`, and `next_attempt_at` moves to the same time, so a job whose worker died
+    is due again once the lease is over.
+    """
+
+    __tablename__ = "mail_jobs"
+
+    # Kinds
+    RESET_PASSWORD = "reset_password"  # noqa: S105 (a kind, not a password)
+    CONFIRM_EMAIL = "confirm_email"
+    PASSWORD_CHANGED = "password_changed"  # noqa: S105
+    PROVIDER_LINKED = "provider_linked"
+    PROVIDER_UNLINKED = "provider_unlinked"
+    # Statuses
+    PENDING = "pending"  # waiting for its next attempt, or claimed by a worker
+    SENT = "sent"
+    SKIPPED = "skipped"  # nothing to send: no such account, or no longer needed
+    FAILED = "failed"  # every attempt failed: `outbox retry --failed` puts it back
+
+    __table_args__ = (Index("ix_mail_jobs_status_next_attempt", "status", "next_attempt_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    kind: Mapped[str] = mapped_column(String(32))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    claimed_by: Mapped[str | None] = mapped_column(String(64))
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_error: Mapped[str | None] = mapped_column(String(64))  # the kind of error, no message
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)

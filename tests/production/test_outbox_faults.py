@@ -1,0 +1,114 @@
+"""No promised mail is lost (issue 13, item 3): gunicorn instances on PostgreSQL whose database
+goes away while the outbox works, or whose workers are killed with mail in flight."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.infra import LOOPBACK
+from tests.production.conftest import (
+    NEW_PASSWORD,
+    InstanceFactory,
+    mailed_links,
+    migrate,
+    new_email,
+    post,
+    shared_settings,
+    signup,
+    wait_until,
+)
+from tests.production.test_faults import own_postgres, restart_postgres  # noqa: F401 (fixture)
+
+if TYPE_CHECKING:
+    from tests.infra.postgres import PostgresServer
+
+pytestmark = pytest.mark.e2e
+
+
+def links(mail: Path, addresses: list[str], path: str) -> dict[str, list[str]]:
+    return {address: mailed_links(mail, address, path) for address in addresses}
+
+
+def test_the_database_going_away_while_mail_is_sent_loses_and_repeats_nothing(
+        own_postgres: PostgresServer, instance_factory: InstanceFactory,  # noqa: F811
+        workdir: Path) -> None:
+    database_url = own_postgres.create_database("svc")
+    migrate(workdir, database_url)
+    mail = workdir / "mail"
+    instance = instance_factory({**shared_settings(database_url), "SVC_MAIL_URL": f"file://{mail}",
+                                 "SVC_MAIL_RETRY_DELAY": "0.2"}, name="outbox-db")
+    addresses = [new_email("dbmail") for _ in range(20)]
+    for address in addresses:
+        signup(instance, address)
+    wait_until(lambda: all(links(mail, addresses, "/confirm-email").values()), 20,
+               "every confirmation mail")
+
+    for address in addresses:  # promised: every answer is a 202
+        answer = post(instance, "/api/v2/auth/forgot-password", {"email": address})
+        assert answer.status_code == 202, answer.text
+    own_postgres.stop()  # while the workers look accounts up, make tokens and send
+    try:
+        time.sleep(2)
+        refused = post(instance, "/api/v2/auth/forgot-password", {"email": addresses[0]})
+        assert refused.status_code == 503, refused.text  # nothing promised while it is down
+    finally:
+        restart_postgres(own_postgres)
+
+    wait_until(lambda: all(links(mail, addresses, "/reset-password").values()), 60,
+               "every reset mail")
+    time.sleep(1)  # any second copy would be on its way by now
+    mailed = links(mail, addresses, "/reset-password")
+    assert {address: len(found) for address, found in mailed.items()} == dict.fromkeys(
+        addresses, 1)
+    for address, [link] in mailed.items():  # each mailed token is the one that was stored
+        reset = post(instance, "/api/v2/auth/reset-password",
+                     {"token": link.rsplit("token=", 1)[1], "new_password": NEW_PASSWORD})
+        assert reset.status_code == 200, (address, reset.text)
+
+
+@pytest.fixture
+def silent_mail_server() -> Iterator[int]:
+    """A port that takes connections and never says a word: every send hangs there."""
+    with socket.socket() as server:
+        server.bind((LOOPBACK, 0))
+        server.listen(200)
+        yield int(server.getsockname()[1])
+
+
+def test_mail_in_flight_and_queued_survives_killed_workers(
+        fresh_postgres_url: str, instance_factory: InstanceFactory, workdir: Path,
+        silent_mail_server: int) -> None:
+    """40 forgot-password answers while every send hangs, then every process of the instance
+    is killed (kill -9): the next instance sends every mail, the ones a dead worker held
+    once their lease is over."""
+    migrate(workdir, fresh_postgres_url)
+    settings = {**shared_settings(fresh_postgres_url), "SVC_MAIL_LEASE_SECONDS": "3"}
+    first = instance_factory({**settings, "SVC_MAIL_TIMEOUT": "60",
+                              "SVC_MAIL_URL": f"smtp://{LOOPBACK}:{silent_mail_server}"},
+                             name="outbox-killed")
+    addresses = [new_email("killed") for _ in range(10)]
+    for address in addresses:
+        signup(first, address)
+    for address in addresses * 4:
+        assert post(first, "/api/v2/auth/forgot-password", {"email": address}).status_code == 202
+    time.sleep(0.5)  # the workers are each stuck in a send
+    for pid in [*first.worker_pids(), first.pid]:
+        os.kill(pid, signal.SIGKILL)
+    first.process.wait(timeout=10)
+
+    mail = workdir / "mail"
+    instance_factory({**settings, "SVC_MAIL_URL": f"file://{mail}"}, name="outbox-next")
+    wait_until(lambda: all(len(found) == 4 for found in
+                           links(mail, addresses, "/reset-password").values()), 60,
+               "four reset mails to every address")
+    assert all(len(found) == 1 for found in links(mail, addresses, "/confirm-email").values())
+    time.sleep(1)
+    assert all(len(found) == 4 for found in links(mail, addresses, "/reset-password").values())

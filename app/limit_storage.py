@@ -86,13 +86,19 @@ class RedisOrDatabaseStorage(Storage):
         return row.hits if row is not None else 0
 
     def get_expiry(self, key: str) -> float:
+        failure: RedisError | None = None
         if self._redis_answers():
             try:
                 return self.redis.get_expiry(key)
             except RedisError as error:
                 self._failed(error)
+                failure = error
         row = _live_row(key)
-        return row.expires_at.timestamp() if row is not None else time.time()
+        if row is None:
+            # Counted in Redis, which cannot say when its window ends: the caller falls back
+            # to the limit's whole period (app/api/ratelimits.py), not "now".
+            raise failure or RedisError("the window of this limit is not known")
+        return row.expires_at.timestamp()
 
     def check(self) -> bool:
         return self.redis.check()

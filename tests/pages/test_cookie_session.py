@@ -3,17 +3,22 @@ cookie and leave the session empty, and otherwise answers exactly as Flask's own
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flask.sessions import SecureCookieSessionInterface
 
 from tests.pages.conftest import csrf_token
 
+# The two journeys may straddle a second: an Expires date is the clock's, Max-Age is the rule.
+EXPIRES = re.compile(r"Expires=[^;]+")
+
 
 def session_headers(response: Any) -> tuple[Any, ...]:
     """What the session decides about a response: its cookies (without their signed values,
     which carry a timestamp) and its Vary header."""
-    cookies = sorted(header.split("=", 1)[0] + ";" + header.split(";", 1)[-1]
+    cookies = sorted(EXPIRES.sub("Expires=<date>", header.split("=", 1)[0] + ";"
+                                 + header.split(";", 1)[-1])
                      for header in response.headers.getlist("Set-Cookie"))
     vary = sorted(field.strip() for field in response.headers.get("Vary", "").split(",") if field)
     return response.status_code, tuple(cookies), tuple(vary)

@@ -113,3 +113,43 @@ def test_workers_default_to_one_unless_the_limits_are_shared(monkeypatch: pytest
     assert in_redis["workers"] == os.cpu_count() + 1 and _starts(in_redis, 3)
     off = _load_config(monkeypatch, tmp_path, SVC_RATELIMIT_ENABLED="false")
     assert off["workers"] == os.cpu_count() + 1 and _starts(off, 3)
+
+
+def test_loading_the_app_opens_no_connection_and_starts_no_thread(tmp_path: Path) -> None:
+    """gunicorn.conf.py preloads the app in the master and forks every worker from it: nothing
+    that must not cross a fork (a connection, a thread) may exist after loading it."""
+    probe = (
+        "import threading\n"
+        "import wsgi\n"
+        "from app.extensions import db\n"
+        "with wsgi.app.app_context():\n"
+        "    pools = [engine.pool for engine in db.engines.values()]\n"
+        "    opened = sum(pool.checkedin() + pool.checkedout() for pool in pools)\n"
+        "print(threading.active_count(), opened)\n"
+    )
+    env = {**os.environ, "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
+           "SVC_REDIS_URL": "redis://127.0.0.1:9/0",  # its clients exist; none may connect
+           "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, text=True,
+                            capture_output=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1", "0"]
+
+
+def test_the_shipped_configuration_preloads_and_recycles_workers_apart(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert config["preload_app"] is True
+    # Recycling points spread over half the range: two workers never restart together.
+    assert config["max_requests_jitter"] >= config["max_requests"] // 2
+
+
+def test_recycled_workers_keep_serving(server_factory: ServerFactory) -> None:
+    """Every worker recycled every few requests (a fork of the loaded master each time): no
+    request is lost or fails."""
+    server = server_factory(workers=2, env={
+        "GUNICORN_CMD_ARGS": "--max-requests 5 --max-requests-jitter 0"})
+    answers = [requests.get(server.url("/health"), timeout=10).status_code for _ in range(60)]
+    assert answers == [200] * 60
+    assert server.stderr().count("Booting worker") >= 6, server.stderr()[-2000:]

@@ -1,7 +1,7 @@
 """Does an answer take the same time whether or not the account exists? (SECURITY.md 6-8.)
 
-Starts svc-auth as it is shipped, `gunicorn -c gunicorn.conf.py wsgi:app` (sync workers, cores + 1),
-on 127.0.0.1, on a fresh migrated SQLite database with production settings, the production
+Starts svc-auth as it is shipped, `gunicorn -c gunicorn.conf.py wsgi:app` (sync workers, one per
+core), on 127.0.0.1, on a fresh migrated SQLite database with production settings, the production
 argon2id and mail written to files, and times requests over real connections (from the request's
 first byte to the answer's last; the connection is opened before the clock starts):
 

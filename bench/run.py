@@ -257,8 +257,13 @@ class Gunicorn:
         return children_of(self.process.pid)
 
     def cpu_seconds(self) -> float:
+        """The CPU time of the master and its workers, including workers already recycled
+        (the master's cutime and cstime: its children that exited and were waited for)."""
         total = 0
-        for pid in [self.process.pid, *self.workers()]:
+        master = _stat_fields(self.process.pid)
+        if master is not None:
+            total += sum(int(value) for value in master[11:15])  # utime, stime, cutime, cstime
+        for pid in self.workers():
             fields = _stat_fields(pid)
             if fields is not None:
                 total += int(fields[11]) + int(fields[12])  # utime, stime
@@ -574,7 +579,7 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--workers", type=int, default=None,
-                        help="default: as gunicorn.conf.py says (it ships with cores + 1)")
+                        help="default: as gunicorn.conf.py says (it ships with one per core)")
     parser.add_argument("--saturation", type=int, default=60,
                         help="seconds of the saturation run (verify, the slowest request)")
     parser.add_argument("--accounts", type=int, default=1_000, help="main and small databases")

@@ -110,9 +110,9 @@ def test_workers_default_to_one_unless_the_limits_are_shared(monkeypatch: pytest
     in_memory = _load_config(monkeypatch, tmp_path)
     assert in_memory["workers"] == 1 and _starts(in_memory, 1) and not _starts(in_memory, 3)
     in_redis = _load_config(monkeypatch, tmp_path, SVC_REDIS_URL="redis://127.0.0.1:6379/0")
-    assert in_redis["workers"] == os.cpu_count() + 1 and _starts(in_redis, 3)
+    assert in_redis["workers"] == os.cpu_count() and _starts(in_redis, 3)
     off = _load_config(monkeypatch, tmp_path, SVC_RATELIMIT_ENABLED="false")
-    assert off["workers"] == os.cpu_count() + 1 and _starts(off, 3)
+    assert off["workers"] == os.cpu_count() and _starts(off, 3)
 
 
 def test_loading_the_app_opens_no_connection_and_starts_no_thread(tmp_path: Path) -> None:

@@ -199,9 +199,23 @@ def test_a_client_sites_provider_sign_in_also_stops_for_the_proof(app, client, m
     assert body["user"]["id"] == owner.id
 
 
-def test_a_proof_page_needs_a_pending_sign_in_and_the_csrf_token(client):
+def test_a_proof_page_needs_a_pending_sign_in(client):
     assert client.get("/login/link").status_code == 400
-    assert client.post("/login/link", data={"password": "x"}).status_code in (400, 403)
+    assert submit(client, "/login/link", {"password": "x"}, token_from="/login").status_code \
+        == 400
+
+
+def test_both_proof_forms_need_the_csrf_token(app, client, make_user, oidc_server_clean):
+    """With a pending link in the browser, a forged POST (no CSRF token) links nothing, removes
+    no password and ends no session."""
+    owner = make_user(VICTIM, email_verified=True)
+    oidc_server_clean.next_login(sub="csrf-google", email=VICTIM, email_verified=True)
+    assert through_provider(client, "/login/google").headers["Location"] == "/login/link"
+    assert client.post("/login/link", data={"password": PASSWORD}).status_code == 400
+    assert client.post("/login/link/take-over").status_code == 400
+    assert linked(app, owner.id) == []
+    assert user_row(app, VICTIM).password_hash is not None
+    assert api_login(client, VICTIM, PASSWORD).status_code == 200
 
 
 def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, login):

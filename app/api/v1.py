@@ -4,21 +4,24 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from app.api import ratelimits
-from app.api.problems import register_api_errors
 from app.api.schemas import RefreshBody, V1LoginBody, parse_body
-from app.api.shaping import client_info, login_json, no_store, token_fields
+from app.api.shaping import login_json, no_store, token_fields
 from app.domain import accounts, sessions
+from app.web import ratelimits
+from app.web.client import client_info
+from app.web.errors import register_problem_errors
 
 bp = Blueprint("api_v1", __name__, url_prefix="/api/v1")
-register_api_errors(bp)
+register_problem_errors(bp)
 
 
 @bp.post("/auth/login")
 @ratelimits.login
 def login() -> Response:
     body = parse_body(V1LoginBody)
-    issued = accounts.log_in(body.email, body.password, client_info())
+    client = client_info()
+    issued = sessions.issue_tokens(accounts.authenticate(body.email, body.password, client),
+                                   "password", client)
     # Older clients read the tokens under `session`; newer ones at the top level.
     return no_store({**login_json(issued), "session": token_fields(issued)})
 

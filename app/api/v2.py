@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from app.api import ratelimits
 from app.api.bearer import current_bearer
-from app.api.problems import register_api_errors
 from app.api.schemas import (
     EmailBody,
     ExchangeCodeBody,
@@ -16,25 +14,24 @@ from app.api.schemas import (
     SignupBody,
     parse_body,
 )
-from app.api.shaping import (
-    account_json,
-    client_info,
-    confirmation_pending_json,
-    login_json,
-    no_store,
-)
+from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
 from app.domain import accounts, addresses, handoff, identities, recovery, sessions
 from app.domain.errors import InvalidBody
+from app.web import ratelimits
+from app.web.client import client_info
+from app.web.errors import register_problem_errors
 
 bp = Blueprint("api_v2", __name__, url_prefix="/api/v2")
-register_api_errors(bp)
+register_problem_errors(bp)
 
 
 @bp.post("/auth/signup")
 @ratelimits.signup
 def signup() -> Response:
     body = parse_body(SignupBody)
-    user, issued = accounts.sign_up(body.email, body.password, body.full_name, client_info())
+    client = client_info()
+    user, issued = accounts.register(body.email, body.password, body.full_name, client,
+                                     sessions.tokens_for(client))
     if issued is None:  # SVC_REQUIRE_EMAIL_CONFIRMATION: no session before the link is used
         return no_store(confirmation_pending_json(user), 201)
     return no_store(login_json(issued), 201)
@@ -44,7 +41,9 @@ def signup() -> Response:
 @ratelimits.login
 def login() -> Response:
     body = parse_body(LoginBody)
-    return no_store(login_json(accounts.log_in(body.email, body.password, client_info())))
+    client = client_info()
+    user = accounts.authenticate(body.email, body.password, client)
+    return no_store(login_json(sessions.issue_tokens(user, "password", client)))
 
 
 @bp.get("/auth/verify")

@@ -33,9 +33,9 @@ from pydantic import BaseModel, ValidationError
 from werkzeug.test import TestResponse
 
 from app.api import schemas
-from app.api.converters import RESERVED
 from app.domain.errors import InvalidToken, TokenExpired
-from app.domain.services import services
+from app.domain.tools import tools
+from app.web.converters import RESERVED
 from tests.contract.conftest import IN_CI, SITE_REDIRECT_URI, build_app, close_app
 
 EXAMPLES = int(os.environ.get("SVC_FUZZ_EXAMPLES", "200"))
@@ -133,7 +133,7 @@ def sign(app: Flask, claims: dict[str, Any], header: dict[str, Any]) -> str:
     otherwise. Put together by hand: PyJWT will not write odd claims or header fields. (A header
     naming another algorithm is tests/api's business.)"""
     with app.app_context():
-        tokens = services().access_tokens
+        tokens = tools().access_tokens
         key = tokens.keyring.signing_key()
     known = {ISSUER: tokens.issuer, AUDIENCE: tokens.audience}
     claims = {name: known.get(value, value) if isinstance(value, str) else value
@@ -149,7 +149,7 @@ def verify_raw(app: Flask, token: str) -> None:
     """AccessTokens.verify promises the claims, or InvalidToken / TokenExpired: nothing else."""
     note(f"AccessTokens.verify({token!r})")
     with app.app_context(), contextlib.suppress(InvalidToken, TokenExpired):
-        services().access_tokens.verify(token, datetime.now(UTC))
+        tools().access_tokens.verify(token, datetime.now(UTC))
 
 
 # Bearer tokens --------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ def issue_code_in(server: Server, email: str) -> str:
     with app.app_context():
         user = accounts.find_by_email(email)
         assert user is not None
-        code = handoff.issue(user, "github", "https://symbols.example/cb", CHALLENGE.decode())
+        code = handoff.issue_code(user, "github", handoff.HandTo("https://symbols.example/cb",
+                                                                  CHALLENGE.decode()))
         db.session.remove()
         db.engine.dispose()
     return code

@@ -219,7 +219,7 @@ def test_both_proof_forms_need_the_csrf_token(app, client, make_user, oidc_serve
 
 
 def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, login):
-    from tests.oauth.test_identities import PROVED_LONG_AGO
+    from tests.oauth.test_identities import PROVED_LONG_AGO, just_the_account
 
     owner = make_user(VICTIM, email_verified=True, email_verified_at=PROVED_LONG_AGO)
     with app.app_context():
@@ -227,7 +227,8 @@ def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, l
         from app.domain.audit import ClientInfo
         from app.domain.providers import Profile
 
-        identities.user_for(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo())
+        identities.authenticate(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo(),
+                                just_the_account)
     subjects = [m["Subject"] for m in mailbox.to(VICTIM)]
     assert "Google was linked to your account" in subjects
     auth = bearer(login(owner)["access_token"])

@@ -67,7 +67,7 @@ def test_an_old_pending_sign_in_expires(client, monkeypatch):
     import time
     state = start(client)
     later = time.time() + 601
-    monkeypatch.setattr("app.api.oauth_state.time.time", lambda: later)
+    monkeypatch.setattr("app.web.provider_state.time.time", lambda: later)
     assert_refused(client.get(f"/api/v2/auth/github/callback?state={state}&error=access_denied"))
 
 

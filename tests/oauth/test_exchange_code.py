@@ -20,7 +20,8 @@ CHALLENGE = base64.urlsafe_b64encode(DIGEST).rstrip(b"=").decode()
 def issue_code(app, user):
     def issue(provider="github", challenge=CHALLENGE, redirect_uri=SYMBOLS_CALLBACK):
         with app.app_context():
-            return handoff.issue(db.session.get(User, user.id), provider, redirect_uri, challenge)
+            return handoff.issue_code(db.session.get(User, user.id), provider,
+                                      handoff.HandTo(redirect_uri, challenge))
     return issue
 
 

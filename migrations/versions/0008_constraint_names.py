@@ -13,8 +13,8 @@ rebuilt with named ones and its rows copied (migrations/env.py turns foreign key
 as SQLite's procedure asks). Indexes had their names already; there is no CHECK constraint.
 
 A database built since then has the names from 0001 on (Alembic's operations follow the models'
-convention), and this migration changes nothing there. The downgrade gives back the names of
-before: PostgreSQL's own, or none on SQLite.
+convention), and this migration changes nothing there. The downgrade gives the names that a
+database of before had: PostgreSQL's own, or none on SQLite.
 """
 from alembic import op
 import sqlalchemy as sa
@@ -26,70 +26,56 @@ down_revision = '0007'
 branch_labels = None
 depends_on = None
 
-# The tables of revision 0007, and the convention as it was when this migration was written: a
-# later change to the app's convention needs a migration of its own.
+# The tables of revision 0007. The names are spelt out here, not taken from the app's
+# convention: a later change to that needs a migration of its own.
 TABLES = ('audit_events', 'users', 'sessions', 'refresh_tokens', 'client_sites',
           'handoff_codes', 'identities', 'one_time_tokens', 'failure_counters',
           'rate_limit_counters', 'mail_jobs')
-NAMING_CONVENTION = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
 
 
 def upgrade():
-    sqlite = op.get_bind().dialect.name == 'sqlite'
     for table in TABLES:
-        names = _names(table)
-        if sqlite and any(name is None for name, _, _ in names):
-            # Reflected anonymous, given the convention's names in the rebuilt table.
-            with op.batch_alter_table(table, recreate='always',
-                                      naming_convention=NAMING_CONVENTION):
-                pass
-        elif not sqlite:
-            for name, conventional, _ in names:
-                _rename(table, name, conventional)
+        _name(table, {constraint: conventional
+                      for constraint, conventional, _ in _constraints(table)})
 
 
 def downgrade():
     sqlite = op.get_bind().dialect.name == 'sqlite'
     for table in TABLES:
-        names = _names(table)
-        if sqlite and any(name is not None for name, _, _ in names):
-            with op.batch_alter_table(table, recreate='always', copy_from=_anonymous(table)):
-                pass
-        elif not sqlite:
-            for name, _, server_default in names:
-                _rename(table, name, server_default)
+        _name(table, {constraint: None if sqlite else server_default
+                      for constraint, _, server_default in _constraints(table)})
 
 
-def _names(table):
-    """(its name now, the convention's name, the name PostgreSQL gives an unnamed one) of each
-    constraint of the table."""
-    inspector = sa.inspect(op.get_bind())
-    names = [(inspector.get_pk_constraint(table)['name'], f'pk_{table}', f'{table}_pkey')]
-    for key in inspector.get_foreign_keys(table):
-        column = key['constrained_columns'][0]
-        names.append((key['name'], f'fk_{table}_{column}_{key["referred_table"]}',
-                      f'{table}_{column}_fkey'))
-    for unique in inspector.get_unique_constraints(table):
-        columns = '_'.join(unique['column_names'])
-        names.append((unique['name'], f'uq_{table}_{columns}', f'{table}_{columns}_key'))
-    return names
-
-
-def _rename(table, old, new):
-    # A primary key or unique constraint takes its index with it to the new name.
-    if old != new:
-        op.execute(f'ALTER TABLE {table} RENAME CONSTRAINT {old} TO {new}')
-
-
-def _anonymous(table):
-    """The table as it is, with its constraints unnamed again (indexes keep their names)."""
+def _constraints(table):
+    """Each constraint of the table as reflected, with the convention's name for it and the name
+    PostgreSQL gives one created without a name."""
     reflected = sa.Table(table, sa.MetaData(), autoload_with=op.get_bind())
     for constraint in reflected.constraints:
-        constraint.name = None
-    return reflected
+        names = [column.name for column in constraint.columns]
+        columns = '_'.join(names)
+        if isinstance(constraint, sa.PrimaryKeyConstraint):
+            yield constraint, f'pk_{table}', f'{table}_pkey'
+        elif isinstance(constraint, sa.ForeignKeyConstraint):
+            yield (constraint, f'fk_{table}_{names[0]}_{constraint.referred_table.name}',
+                   f'{table}_{columns}_fkey')
+        elif isinstance(constraint, sa.UniqueConstraint):
+            yield constraint, f'uq_{table}_{columns}', f'{table}_{columns}_key'
+
+
+def _name(table, new_names):
+    """Give each constraint its new name: in place on PostgreSQL (a primary key or unique
+    constraint takes its index along); on SQLite, which cannot rename one, by rebuilding the
+    table with its rows, its indexes and the constraints so named (None: unnamed)."""
+    changed = {constraint: name for constraint, name in new_names.items()
+               if constraint.name != name}
+    if not changed:
+        return
+    if op.get_bind().dialect.name != 'sqlite':
+        for constraint, name in changed.items():
+            op.execute(f'ALTER TABLE {table} RENAME CONSTRAINT {constraint.name} TO {name}')
+        return
+    for constraint, name in changed.items():
+        constraint.name = name
+    reflected = next(iter(changed)).table
+    with op.batch_alter_table(table, recreate='always', copy_from=reflected):
+        pass

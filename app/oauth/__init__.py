@@ -7,15 +7,14 @@ anything else, and never a redirect, unless a verified pending sign-in says wher
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, render_template, request
+from flask import Response, render_template, request
 
 from app.domain import providers
 from app.domain.errors import AuthError, InvalidState, ProviderFailed, ProviderSignInRefused
 from app.web import provider_flow, provider_state, targets
-from app.web.errors import problem, register_problem_errors
+from app.web.errors import problem, problem_blueprint
 
-bp = Blueprint("oauth", __name__, url_prefix="/api")
-register_problem_errors(bp)
+bp = problem_blueprint("oauth", "/api")
 
 
 @bp.errorhandler(AuthError)

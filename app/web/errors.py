@@ -139,3 +139,10 @@ def register_problem_errors(blueprint: Blueprint) -> None:
     register_failures(blueprint, _failure_problem)
     blueprint.register_error_handler(AuthError, _auth_error)
     blueprint.register_error_handler(HTTPException, http_error)
+
+
+def problem_blueprint(name: str, url_prefix: str | None = None) -> Blueprint:
+    """A blueprint of machine-facing endpoints: every error it raises is a problem body."""
+    blueprint = Blueprint(name, __name__, url_prefix=url_prefix)
+    register_problem_errors(blueprint)
+    return blueprint

@@ -121,7 +121,7 @@ def _new_refresh_token(session: AuthSession, at: datetime) -> str:
 
 def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens:
     access = tools().access_tokens.issue(user_id=user.id, session_id=session.id,
-                                            plan=user.plan, now=now())
+                                         plan=user.plan, now=now())
     return IssuedTokens(user, session, access.token, refresh_token,
                         tools().access_tokens.ttl)
 

@@ -12,7 +12,7 @@ import pytest
 from app import create_app
 from app.domain import accounts
 from app.extensions import db
-from tests.conftest import PASSWORD
+from tests.support.accounts import PASSWORD
 
 
 def mode(path: Path) -> int:

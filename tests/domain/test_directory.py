@@ -18,7 +18,8 @@ from flask import Flask
 
 from app.domain import directory
 from app.domain.services import services
-from tests.conftest import bearer, build_app, dispose_app
+from tests.support.apps import build_app, dispose_app
+from tests.support.http import bearer
 
 
 class FakeRedis:

@@ -50,7 +50,8 @@ def server_factory() -> Iterator[ServerFactory]:
 
 
 def _workdir(prefix: str) -> Path:
-    # Not pytest's tmp_path (see tests/e2e/conftest.py: other sessions prune old pytest-N folders).
+    # Not pytest's tmp_path (see tests/support/sqlite_server.py: other sessions prune old
+    # pytest-N folders).
     return Path(tempfile.mkdtemp(prefix=f"svc-browser-{prefix}-"))
 
 

@@ -9,7 +9,7 @@ from app.domain.keys import generate_material
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, FailureCounter, User
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 
 def run(app, *args, input=None):

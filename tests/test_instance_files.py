@@ -13,7 +13,7 @@ from app import create_app
 from app.domain import accounts
 from app.domain.tools import TOOLS_KEY
 from app.extensions import db
-from tests.conftest import PASSWORD
+from tests.support.accounts import PASSWORD
 
 
 def mode(path: Path) -> int:

@@ -4,7 +4,7 @@ import pytest
 
 from app.db import transactions
 from app.domain.passwords import Hasher
-from tests.conftest import PASSWORD
+from tests.support.accounts import PASSWORD
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from jwt.algorithms import ECAlgorithm, get_default_algorithms
 
 from app.domain.keys import SigningKey
 from app.domain.tools import tools
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 VERIFY = "/api/v2/auth/verify"
 CLAIMS = {"iss", "aud", "sub", "sid", "plan", "jti", "iat", "nbf", "exp"}

@@ -14,7 +14,7 @@ from flask import Flask
 from app.domain.errors import InvalidToken
 from app.domain.tools import tools
 from app.web.converters import RESERVED
-from tests.contract.conftest import SITE_REDIRECT_URI
+from tests.support.contract import SITE_REDIRECT_URI
 
 METADATA_PATHS = ["/health", "/health/ready", "/.well-known/jwks.json",
                   "/.well-known/openid-configuration"]

@@ -26,7 +26,8 @@ from app.domain.errors import InvalidToken
 from app.domain.keys import Keyring, SigningKey, generate_material
 from app.domain.tokens import AccessTokens
 from app.extensions import db
-from tests.conftest import FakeClock, bearer
+from tests.support.apps import FakeClock
+from tests.support.http import bearer
 
 PRIVATE_JWK_MEMBERS = {"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
 HOUR = 3600

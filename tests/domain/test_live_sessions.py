@@ -18,7 +18,8 @@ from flask import Flask
 
 from app.domain import live_sessions
 from app.domain.tools import TOOLS_KEY, tools
-from tests.conftest import bearer, build_app, dispose_app
+from tests.support.apps import build_app, dispose_app
+from tests.support.http import bearer
 
 
 class FakeRedis:

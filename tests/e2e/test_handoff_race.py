@@ -12,8 +12,9 @@ import requests
 from app import create_app
 from app.domain import accounts, handoff
 from app.extensions import db
-from tests.e2e.conftest import Server
-from tests.e2e.test_server import TIMEOUT, all_at_once, signup
+from tests.support.api import all_at_once, signup
+from tests.support.http import TIMEOUT
+from tests.support.sqlite_server import Server
 
 pytestmark = pytest.mark.e2e
 

@@ -8,8 +8,8 @@ import pytest
 from app.domain import handoff
 from app.extensions import db
 from app.models import User
-from tests.conftest import bearer
-from tests.oauth.conftest import SYMBOLS_CALLBACK
+from tests.support.http import bearer
+from tests.support.sites import SYMBOLS_CALLBACK
 
 VERIFIER = "v" * 20 + "-._~" + "A1" * 10  # 44 unreserved characters
 DIGEST = hashlib.sha256(VERIFIER.encode()).digest()

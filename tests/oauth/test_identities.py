@@ -11,16 +11,11 @@ from app.domain.errors import AccountExists, ProviderEmailNotVerified, ProviderS
 from app.domain.providers import Profile
 from app.extensions import db
 from app.models import Identity, User
-from tests.conftest import bearer
+from tests.support.http import bearer
+from tests.support.oauth import PROVED_LONG_AGO, just_the_account
 
 CLIENT = ClientInfo()
-
-
-def just_the_account(user: User, _provider: str) -> User:
-    """An opening (domain/sessions.py) that opens nothing: the test looks at the account."""
-    return user
 # An address proved before the password was last set (say, by a reset): links automatically.
-PROVED_LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def profile(subject="g-1", email="ada@example.com", verified=True, provider="google",

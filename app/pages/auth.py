@@ -31,6 +31,7 @@ from app.web.targets import Target
 
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
 
+
 def _carry(target: Target | None) -> dict[str, str]:
     return target.query() if target else {}
 

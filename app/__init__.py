@@ -10,14 +10,15 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app import config, database, observability  # noqa: F401  (database: engine settings)
-from app.after_response import MailAfterResponse
-from app.cookie_session import CookieSessionInterface
+from app import config, observability
+from app.db import transactions
 from app.domain.outbox import build_outbox
 from app.domain.providers import register_providers
-from app.domain.services import Services
+from app.domain.tools import TOOLS_KEY, DomainTools
 from app.extensions import csrf, db, limiter, login_manager, migrate
-from app.response_headers import add_security_headers
+from app.web.after_response import MailAfterResponse
+from app.web.cookie_session import CookieSessionInterface
+from app.web.headers import add_security_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,12 +37,13 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
 
     db.init_app(app)
+    transactions.init_app(app)
     migrate.init_app(app, db, directory=str(ROOT / "migrations"), render_as_batch=True,
                      compare_type=True)
     limiter.init_app(app)
     csrf.init_app(app)
     login_manager.init_app(app)
-    app.extensions["svc-auth"] = Services.from_config(app.config, app.instance_path)
+    app.extensions[TOOLS_KEY] = DomainTools.from_config(app.config, app.instance_path)
     register_providers(app)
     from app.domain.mail_jobs import HANDLERS
     from app.domain.outbox_ops import OutboxCollector
@@ -60,9 +62,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 
 def _register_blueprints(app: Flask) -> None:
-    from app import pages
-    from app.api import cors, oauth, openapi, v1, v2, wellknown
-    from app.api.converters import ProviderConverter
+    from app import oauth, pages
+    from app.api import cors, openapi, v1, v2, wellknown
+    from app.web.converters import ProviderConverter
 
     app.url_map.converters["provider"] = ProviderConverter
     app.register_blueprint(oauth.bp)
@@ -80,8 +82,8 @@ def _register_blueprints(app: Flask) -> None:
 
 
 def _unrouted(error: HTTPException) -> Response | tuple[str, int, dict[str, str]]:
-    from app.api.problems import MACHINE_PREFIXES, http_error
     from app.pages import error_page
+    from app.web.errors import MACHINE_PREFIXES, http_error
 
     if request.path.startswith(MACHINE_PREFIXES):
         return http_error(error)

@@ -15,7 +15,7 @@ from app.domain import accounts, audit, outbox_ops, retention, sessions, sites, 
 from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
 from app.domain.keys import Keyring, SigningKey
-from app.domain.services import services
+from app.domain.tools import tools
 from app.extensions import db
 
 users = AppGroup("users", help="Manage accounts.")
@@ -50,7 +50,6 @@ def create_user(email: str, password: str | None, full_name: str, plan: str) -> 
     if password is None:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     user = accounts.create_user(email, password, full_name, plan)
-    db.session.commit()
     click.echo(f"Created {user.email} ({user.id}), plan {user.plan}.")
 
 
@@ -72,7 +71,7 @@ def disable(email: str) -> None:
 
 
 def _keyring() -> Keyring:
-    return services().access_tokens.keyring
+    return tools().access_tokens.keyring
 
 
 @keys.command("rotate")
@@ -99,8 +98,7 @@ def revoke_key(kid: str) -> None:
         click.echo(f"It was the signing key: new signing key {replacement.kid}"
                    f" ({replacement.alg}). Access tokens it signed are refused; clients"
                    " refresh to get new ones.")
-    audit.record("signing_key_revoked", ClientInfo(user_agent=f"flask keys revoke {kid}"))
-    db.session.commit()
+    audit.record_alone("signing_key_revoked", ClientInfo(user_agent=f"flask keys revoke {kid}"))
 
 
 @keys.command("list")

@@ -14,7 +14,7 @@ from limits import parse
 
 from app.domain.clock import system_clock
 from app.instance_files import create_once, private_file
-from app.limit_storage import storage_uri
+from app.web.limit_storage import storage_uri
 
 DAY = 24 * 3600
 
@@ -128,8 +128,9 @@ def _derive(app: Flask) -> None:
     # Test each pooled connection before use, so the service recovers by itself once a
     # database that went away is back.
     config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
-    # With Redis, limits count there and, while it fails, in the database (app/limit_storage.py),
-    # which every worker and instance shares; failing closed, a failing Redis answers 503.
+    # With Redis, limits count there and, while it fails, in the database
+    # (app/web/limit_storage.py), which every worker and instance shares; failing closed, a
+    # failing Redis answers 503.
     redis_url, fail_closed = config["REDIS_URL"], config["RATELIMIT_FAIL_CLOSED"]
     config["RATELIMIT_STORAGE_URI"] = (
         "memory://" if not redis_url else redis_url if fail_closed else storage_uri(redis_url))

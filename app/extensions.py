@@ -9,11 +9,24 @@ from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
+from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
+
+# Every constraint and index gets a name the code can predict, on every database: migrations
+# can drop or alter one by name, and autogenerate compares names. Single-column indexes keep
+# the names they always had (ix_<table>_<column>); migration 0008 named the older constraints.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
 
 
 class Base(DeclarativeBase):
-    pass
+    # On the base class: Flask-SQLAlchemy ignores a `metadata=` argument given with a 2.x base.
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
 # Objects keep their values after commit: a view that commits and then shapes its response

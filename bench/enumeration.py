@@ -43,11 +43,12 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from run import HOST, Gunicorn, migrate_template, service_env  # noqa: E402
+from servers import BenchServer, migrate_template, service_env, start_server  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app.domain import accounts  # noqa: E402
 from app.extensions import db  # noqa: E402
+from tests.support.server import HOST  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
 SHIPPED_CONF = ROOT / "gunicorn.conf.py"
@@ -144,16 +145,16 @@ def main() -> int:
                         help="seconds of pause before each timed request")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="svc-enum-"))
-    server: Gunicorn | None = None
+    server: BenchServer | None = None
     try:
         env = service_env(workdir / "service")
         shutil.copyfile(migrate_template(workdir),
                         env["SVC_DATABASE_URL"].removeprefix("sqlite:///"))
         seed(env)
-        server = Gunicorn("service", "wsgi:app", ROOT, env, workdir, None, config=SHIPPED_CONF)
-        server.wait_until_up("/health")
+        server = start_server("service", "wsgi:app", ROOT, env, workdir, None,
+                              config=SHIPPED_CONF)
         load_before, steal_before = os.getloadavg(), steal_ticks()
-        print(f"svc-auth under gunicorn -c gunicorn.conf.py: {len(server.workers())} sync "
+        print(f"svc-auth under gunicorn -c gunicorn.conf.py: {len(server.worker_pids())} sync "
               f"workers on {os.cpu_count()} cores; load average {load_before[0]:.2f} at the start")
         send = sender(server.port, {"/api/v2/auth/login": 401,
                                     "/api/v2/auth/forgot-password": 202,

@@ -8,7 +8,7 @@ tokens it writes are signed with the instance's keys and verify on the server st
 - Accounts: one argon2id hash is computed once (the service's own hasher, production
   parameters) and reused; rows go straight into the users table with sqlite3's executemany,
   in batches. Emails are unique: user0000001@bench.example.com, ...
-- Sessions: opened with the service's domain code (app.domain.sessions.sign_in), for accounts
+- Sessions: opened with the service's domain code (app.domain.sessions.issue_tokens), for accounts
   spread over the whole table; each one gives an access token (verify pool) or a refresh token
   (refresh pool, each token used once).
 
@@ -112,10 +112,10 @@ def main() -> int:
     from sqlalchemy import select
 
     from app import create_app
-    from app.database import writes
+    from app.db.transactions import writes
     from app.domain import sessions
     from app.domain.audit import ClientInfo
-    from app.domain.services import services
+    from app.domain.tools import tools
     from app.extensions import db
     from app.models import User
 
@@ -125,7 +125,7 @@ def main() -> int:
     summary: dict[str, object] = {"password": PASSWORD, "accounts": args.accounts}
     with app.app_context():
         started = time.perf_counter()
-        password_hash = services().hasher.hash(PASSWORD)
+        password_hash = tools().hasher.hash(PASSWORD)
         summary["hash_seconds"] = time.perf_counter() - started
         summary["hash_prefix"] = password_hash.rsplit("$", 2)[0]
         db.session.remove()
@@ -148,8 +148,7 @@ def main() -> int:
         def open_sessions(count: int) -> list[sessions.IssuedTokens]:
             issued = []
             for i in range(count):
-                issued.append(sessions.sign_in(users[i % len(users)], "password", client,
-                                               commit=False))
+                issued.append(sessions.issue_tokens(users[i % len(users)], "password", client))
                 if i % 1000 == 999:
                     db.session.commit()
             db.session.commit()

@@ -1,4 +1,5 @@
 import logging
+from contextlib import contextmanager
 from logging.config import fileConfig
 
 from flask import current_app
@@ -23,10 +24,8 @@ def get_engine_url():
     return get_engine().url.render_as_string(hide_password=False).replace('%', '%%')
 
 
-# add your model's MetaData object here
-# for 'autogenerate' support
-# from myapp import mymodel
-# target_metadata = mymodel.Base.metadata
+# The models' MetaData (app/extensions.py), with its naming convention, is the target of
+# autogenerate: get_metadata() below reads it from Flask-Migrate's db.
 config.set_main_option('sqlalchemy.url', get_engine_url())
 target_db = current_app.extensions['migrate'].db
 
@@ -40,6 +39,31 @@ def get_metadata():
     if hasattr(target_db, 'metadatas'):
         return target_db.metadatas[None]
     return target_db.metadata
+
+
+@contextmanager
+def sqlite_foreign_keys_off(connection):
+    """On SQLite, run the migrations with foreign keys off, then check them, as SQLite's own
+    procedure for altering a table asks: batch mode rebuilds a table by copying it and dropping
+    the old one, and with foreign keys on, that drop would delete the rows that refer to it
+    (ON DELETE CASCADE). The pragma does nothing inside a transaction, so it is set on the
+    driver's connection before anything begins one (the app's "begin" listener would)."""
+    if connection.dialect.name != 'sqlite':
+        yield
+        return
+    sqlite = connection.connection.driver_connection
+    sqlite.execute('PRAGMA foreign_keys = OFF')
+    try:
+        yield
+        if connection.in_transaction():
+            connection.commit()
+        broken = sqlite.execute('PRAGMA foreign_key_check').fetchall()
+        if broken:
+            raise RuntimeError(f'rows that break a foreign key after migrating: {broken[:10]}')
+    finally:
+        if connection.in_transaction():
+            connection.rollback()
+        sqlite.execute('PRAGMA foreign_keys = ON')
 
 
 def run_migrations_offline():
@@ -87,7 +111,7 @@ def run_migrations_online():
 
     connectable = get_engine()
 
-    with connectable.connect() as connection:
+    with connectable.connect() as connection, sqlite_foreign_keys_off(connection):
         context.configure(
             connection=connection,
             target_metadata=get_metadata(),

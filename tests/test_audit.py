@@ -4,7 +4,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AuditEvent
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 
 def events(app):

@@ -1,7 +1,10 @@
 """The Alembic migrations build the schema the models describe, on an empty database."""
 
 import logging
+from datetime import datetime
+from typing import Any
 
+import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask_migrate import downgrade, upgrade
@@ -20,11 +23,128 @@ def test_upgrade_builds_exactly_the_models_schema_and_downgrade_removes_it(tmp_p
         with db.engine.connect() as connection:
             diff = compare_metadata(MigrationContext.configure(connection), db.metadata)
         assert diff == []
+        with db.engine.connect() as connection:
+            assert _names_in(connection) == _names_in_models(connection.dialect)
         downgrade(revision="base")
         with db.engine.connect() as connection:
             tables = set(db.inspect(connection).get_table_names())
         assert tables <= {"alembic_version"}
         db.engine.dispose()
+
+
+# (kind, table, columns, name) of each constraint and index. SQLite reports a constraint's name
+# only when its CREATE TABLE gave one: there, equal names prove the tables were built named.
+Named = tuple[str, str, tuple[str, ...], str | None]
+
+
+def _names_in(connection: sa.Connection) -> set[Named]:
+    inspector = sa.inspect(connection)
+    found: set[Named] = set()
+    for table in set(inspector.get_table_names()) - {"alembic_version"}:
+        key = inspector.get_pk_constraint(table)
+        found.add(("pk", table, tuple(key["constrained_columns"]), key["name"]))
+        found |= {("fk", table, tuple(fk["constrained_columns"]), fk["name"])
+                  for fk in inspector.get_foreign_keys(table)}
+        found |= {("uq", table, tuple(uq["column_names"]), uq["name"])
+                  for uq in inspector.get_unique_constraints(table)}
+        found |= {("ck", table, (), ck["name"]) for ck in inspector.get_check_constraints(table)}
+        found |= {("ix", table, tuple(ix["column_names"]), ix["name"])
+                  for ix in inspector.get_indexes(table)
+                  if "duplicates_constraint" not in ix}  # PostgreSQL: a unique constraint's
+    return found
+
+
+def _names_in_models(dialect: sa.Dialect) -> set[Named]:
+    """The names the models give, by the naming convention or explicitly."""
+    kinds = {sa.PrimaryKeyConstraint: "pk", sa.ForeignKeyConstraint: "fk",
+             sa.UniqueConstraint: "uq", sa.CheckConstraint: "ck"}
+    name = dialect.identifier_preparer.format_constraint
+    found: set[Named] = set()
+    for table in db.metadata.tables.values():
+        for constraint in table.constraints:
+            kind = kinds[type(constraint)]
+            columns = () if kind == "ck" else tuple(c.name for c in constraint.columns)
+            found.add((kind, table.name, columns, name(constraint)))
+        found |= {("ix", table.name, tuple(c.name for c in index.columns), name(index))
+                  for index in table.indexes}
+    return found
+
+
+def test_constraints_are_named_by_the_convention_and_every_row_kept(tmp_path, database_url,
+                                                                    monkeypatch):
+    """Migration 0008 (issue 14): the constraints of a database built before the convention
+    take its names, with its rows in it; its downgrade gives back the names of before."""
+    app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
+                      "SQLALCHEMY_DATABASE_URI": database_url})
+    with app.app_context():
+        with monkeypatch.context() as before_the_convention:
+            # Alembic's operations name what they create by the models' convention: without
+            # it, 0001-0007 build what they built before it (PostgreSQL's names, or none).
+            before_the_convention.setattr(db.metadata, "naming_convention",
+                                          sa.MetaData().naming_convention)
+            upgrade(revision="0007")
+        with db.engine.begin() as connection:
+            before = _names_in(connection)
+            for table, row in _ONE_ROW_EACH.items():
+                connection.execute(sa.table(table, *(sa.column(k, _type(v)) for k, v in
+                                                     row.items())).insert(), row)
+            rows = _rows(connection)
+        upgrade()
+        with db.engine.connect() as connection:
+            assert _names_in(connection) == _names_in_models(connection.dialect)
+            assert _rows(connection) == rows
+        downgrade(revision="0007")
+        with db.engine.connect() as connection:
+            assert _names_in(connection) == before
+            assert _rows(connection) == rows
+        upgrade()
+        with db.engine.connect() as connection:
+            assert _rows(connection) == rows
+            # The foreign keys still hold, and still cascade.
+            connection.execute(sa.text("DELETE FROM users"))
+            assert connection.execute(sa.text("SELECT count(*) FROM refresh_tokens")).scalar() == 0
+        db.engine.dispose()
+
+
+_AT = datetime(2026, 1, 1, 12, 0, 0)
+_ONE_ROW_EACH: dict[str, dict[str, Any]] = {
+    "users": {"id": "u-1", "email": "ada@example.com", "email_key": "ada@example.com",
+              "full_name": "Ada", "password_hash": "h", "plan": "free", "email_verified": True,
+              "email_verified_at": _AT, "created_at": _AT},
+    "sessions": {"id": "s-1", "user_id": "u-1", "provider": "password", "created_at": _AT,
+                 "last_used_at": _AT, "expires_at": _AT},
+    "refresh_tokens": {"id": 7, "session_id": "s-1", "token_hash": "r" * 64, "created_at": _AT,
+                       "expires_at": _AT, "successor_sealed": b"\x00sealed"},
+    "identities": {"id": 3, "user_id": "u-1", "provider": "github", "subject": "42",
+                   "email": "ada@example.com", "created_at": _AT},
+    "one_time_tokens": {"token_hash": "t" * 64, "user_id": "u-1", "purpose": "reset_password",
+                        "email": "ada@example.com", "created_at": _AT, "expires_at": _AT},
+    "handoff_codes": {"code_hash": "c" * 64, "user_id": "u-1", "provider": "password",
+                      "redirect_uri": "https://site.example/back", "created_at": _AT,
+                      "expires_at": _AT, "session_id": "s-1"},
+    "audit_events": {"id": 5, "at": _AT, "event": "login", "user_id": "u-1", "ip": "192.0.2.1"},
+    "client_sites": {"name": "site", "redirect_uris": ["https://site.example/back"],
+                     "origins": ["https://site.example"], "created_at": _AT},
+    "failure_counters": {"scope": "login", "subject": "s", "source": "*", "failures": 2,
+                         "window_start": _AT, "last_failure_at": _AT},
+    "rate_limit_counters": {"key": "k", "hits": 3, "expires_at": _AT},
+    "mail_jobs": {"id": "m-1", "kind": "reset_password", "payload": {"user_id": "u-1"},
+                  "status": "pending", "attempts": 0, "next_attempt_at": _AT, "created_at": _AT},
+}
+
+
+def _type(value: Any) -> sa.types.TypeEngine[Any] | None:
+    for python_type, column_type in ((bool, sa.Boolean), (datetime, sa.DateTime),
+                                     (bytes, sa.LargeBinary), (dict, sa.JSON), (list, sa.JSON)):
+        if isinstance(value, python_type):
+            return column_type()
+    return None
+
+
+def _rows(connection: sa.Connection) -> dict[str, list[Any]]:
+    return {table: [tuple(row) for row in connection.execute(sa.text(
+                f"SELECT * FROM {table} ORDER BY 1"))]  # noqa: S608 (our own table names)
+            for table in _ONE_ROW_EACH}
 
 
 class _Collect(logging.Handler):

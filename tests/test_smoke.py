@@ -1,4 +1,4 @@
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 
 def test_signup_login_verify(client):

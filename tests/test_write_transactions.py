@@ -2,9 +2,9 @@
 
 import pytest
 
-from app import database
+from app.db import transactions
 from app.domain.passwords import Hasher
-from tests.conftest import PASSWORD
+from tests.support.accounts import PASSWORD
 
 
 @pytest.fixture
@@ -15,7 +15,7 @@ def hashing_inside_writes(monkeypatch):
         original = getattr(Hasher, name)
 
         def spy(self, *args, _original=original, **kwargs):
-            seen.append(database._writing.get())
+            seen.append(transactions._writing.get())
             return _original(self, *args, **kwargs)
 
         monkeypatch.setattr(Hasher, name, spy)

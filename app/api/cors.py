@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Response, request
 
 from app.domain.sites import is_registered_origin
-from app.response_headers import add_vary
+from app.web.headers import add_vary
 
 CORS_PATHS = ("/api/", "/static/svc-auth.js")
 

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, current_app, request
+from flask import Response, current_app
 
-from app.api.ratelimits import client_ip
-from app.domain.audit import ClientInfo
-from app.domain.directory import Account
+from app.domain.live_sessions import Account
 from app.domain.sessions import IssuedTokens
 from app.models import User
-
-
-def client_info() -> ClientInfo:
-    return ClientInfo.of(client_ip(), request.headers.get("User-Agent"))
 
 
 def user_json(user: User) -> dict[str, Any]:

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from flask import Response
 
-from app.api import ratelimits
-from app.api.problems import register_api_errors
+from app.api.logins import sign_in_with_password
 from app.api.schemas import RefreshBody, V1LoginBody, parse_body
-from app.api.shaping import client_info, login_json, no_store, token_fields
-from app.domain import accounts, sessions
+from app.api.shaping import login_json, no_store, token_fields
+from app.domain import sessions
+from app.web import ratelimits
+from app.web.client import client_info
+from app.web.errors import problem_blueprint
 
-bp = Blueprint("api_v1", __name__, url_prefix="/api/v1")
-register_api_errors(bp)
+bp = problem_blueprint("api_v1", "/api/v1")
 
 
 @bp.post("/auth/login")
 @ratelimits.login
 def login() -> Response:
     body = parse_body(V1LoginBody)
-    issued = accounts.log_in(body.email, body.password, client_info())
+    issued = sign_in_with_password(body.email, body.password)
     # Older clients read the tokens under `session`; newer ones at the top level.
     return no_store({**login_json(issued), "session": token_fields(issued)})
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
+from collections.abc import Callable
 
-from app.api import ratelimits
+from flask import Response, request
+
 from app.api.bearer import current_bearer
-from app.api.problems import register_api_errors
+from app.api.logins import sign_in_with_password
 from app.api.schemas import (
     EmailBody,
     ExchangeCodeBody,
@@ -16,25 +17,24 @@ from app.api.schemas import (
     SignupBody,
     parse_body,
 )
-from app.api.shaping import (
-    account_json,
-    client_info,
-    confirmation_pending_json,
-    login_json,
-    no_store,
-)
+from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
 from app.domain import accounts, addresses, handoff, identities, recovery, sessions
+from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidBody
+from app.web import ratelimits
+from app.web.client import client_info
+from app.web.errors import problem_blueprint
 
-bp = Blueprint("api_v2", __name__, url_prefix="/api/v2")
-register_api_errors(bp)
+bp = problem_blueprint("api_v2", "/api/v2")
 
 
 @bp.post("/auth/signup")
 @ratelimits.signup
 def signup() -> Response:
     body = parse_body(SignupBody)
-    user, issued = accounts.sign_up(body.email, body.password, body.full_name, client_info())
+    client = client_info()
+    user, issued = accounts.register(body.email, body.password, body.full_name, client,
+                                     sessions.tokens_for(client))
     if issued is None:  # SVC_REQUIRE_EMAIL_CONFIRMATION: no session before the link is used
         return no_store(confirmation_pending_json(user), 201)
     return no_store(login_json(issued), 201)
@@ -44,7 +44,7 @@ def signup() -> Response:
 @ratelimits.login
 def login() -> Response:
     body = parse_body(LoginBody)
-    return no_store(login_json(accounts.log_in(body.email, body.password, client_info())))
+    return no_store(login_json(sign_in_with_password(body.email, body.password)))
 
 
 @bp.get("/auth/verify")
@@ -96,9 +96,7 @@ RESEND_ANSWER = {"detail": "If this email needs confirming, a new link has been 
 @bp.post("/auth/forgot-password")
 @ratelimits.forgot
 def forgot_password() -> tuple[Response, int]:
-    body = parse_body(EmailBody)
-    recovery.request_reset(addresses.require_well_formed(body.email), client_info())
-    return no_store(FORGOT_ANSWER), 202
+    return _promise_mail(recovery.request_reset, FORGOT_ANSWER)
 
 
 @bp.post("/auth/reset-password")
@@ -112,6 +110,12 @@ def reset_password() -> Response:
 @bp.post("/auth/resend-confirmation")
 @ratelimits.resend_confirmation
 def resend_confirmation() -> tuple[Response, int]:
+    return _promise_mail(recovery.request_confirmation, RESEND_ANSWER)
+
+
+def _promise_mail(request_mail: Callable[[str, ClientInfo], None],
+                  answer: dict[str, str]) -> tuple[Response, int]:
+    """The same 202 for every well-formed address: whether a mail goes is the outbox's to know."""
     body = parse_body(EmailBody)
-    recovery.request_confirmation(addresses.require_well_formed(body.email), client_info())
-    return no_store(RESEND_ANSWER), 202
+    request_mail(addresses.require_well_formed(body.email), client_info())
+    return no_store(answer), 202

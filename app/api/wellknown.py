@@ -7,12 +7,12 @@ from redis import RedisError
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.api.problems import problem, register_api_errors
-from app.domain.services import services
+from app.domain.tools import tools
 from app.extensions import db
+from app.web.errors import problem, register_problem_errors
 
 bp = Blueprint("wellknown", __name__)
-register_api_errors(bp)
+register_problem_errors(bp)
 
 
 def _cacheable(response: Response, seconds: int) -> Response:
@@ -23,7 +23,7 @@ def _cacheable(response: Response, seconds: int) -> Response:
 @bp.get("/.well-known/jwks.json")
 def jwks() -> Response:
     # Short enough that a rotated-in key is seen well before it signs most tokens.
-    return _cacheable(jsonify(services().access_tokens.keyring.jwks()), 300)
+    return _cacheable(jsonify(tools().access_tokens.keyring.jwks()), 300)
 
 
 @bp.get("/.well-known/openid-configuration")
@@ -51,7 +51,7 @@ def _database_ok() -> bool:
 
 
 def _redis_state() -> str:
-    redis = services().directory.redis
+    redis = tools().live_sessions.redis
     if redis is None:
         return "not configured"
     try:

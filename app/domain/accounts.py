@@ -1,24 +1,28 @@
-"""Accounts: sign-up, password sign-in, and the operator's changes (plan, disable)."""
+"""Accounts: registering one, authenticating a password, changing it, and the operator's changes
+(plan, disable)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from typing import TypeVar
 
 from flask import current_app
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from app.database import writes
+from app.db.transactions import writes
 from app.domain import addresses, audit, sessions, throttle
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailTaken, InvalidCredentials, NotFound
 from app.domain.outbox import schedule
 from app.domain.passwords import check_policy
-from app.domain.services import services
+from app.domain.tools import tools
 from app.extensions import db
 from app.models import MailJob, OneTimeToken, User
+
+T = TypeVar("T")
 
 
 def find_by_email(untrusted_email: str) -> User | None:
@@ -30,7 +34,7 @@ def find_by_email(untrusted_email: str) -> User | None:
 
 def prove_address(user: User) -> None:
     """Record that whoever acts now has just proved they hold the account's address (a link we
-    mailed, or a provider that verified it). The caller commits."""
+    mailed, or a provider that verified it), in the caller's unit of work."""
     user.email_verified, user.email_verified_at = True, now()
 
 
@@ -43,19 +47,25 @@ def check_password_policy(password: str, email: str, pointer: str = "#/password"
 
 def create_user(untrusted_email: str, password: str | None, full_name: str = "",
                 plan: str = "free") -> User:
-    """Add a user to the current transaction; EmailTaken when the address has an account.
+    """A new user, in the current unit of work or its own; EmailTaken when the address has an
+    account."""
+    email, password_hash = _prepare(untrusted_email, password)
+    return _insert_user(email, password_hash, full_name, plan)
+
+
+def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | None]:
+    """The canonical address and the password's hash, checked against the policy.
 
     The password is hashed before the write transaction begins: on SQLite that transaction
     holds the database's one write lock, which no one should wait for while argon2 runs.
     """
     email = addresses.canonical(untrusted_email)
-    password_hash = None
-    if password is not None:
-        check_password_policy(password, email)
-        if find_by_email(email) is not None:  # answer at once, without hashing for nothing
-            raise EmailTaken()
-        password_hash = services().hasher.hash(password)
-    return _insert_user(email, password_hash, full_name, plan)
+    if password is None:
+        return email, None
+    check_password_policy(password, email)
+    if find_by_email(email) is not None:  # answer at once, without hashing for nothing
+        raise EmailTaken()
+    return email, tools().hasher.hash(password)
 
 
 @writes
@@ -75,28 +85,30 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
     return user
 
 
-def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo) -> User:
-    """A new account, and the promise of its confirmation mail, in one transaction (the mail
-    job makes the link when it runs: app/domain/recovery.py)."""
-    user = create_user(untrusted_email, password, full_name)
+def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo,
+             opening: sessions.Opening[T]) -> tuple[User, T | None]:
+    """Register an account: the account, the promise of its confirmation mail (the mail job
+    makes the link when it runs: app/domain/recovery.py) and, unless the address must be
+    confirmed first, what `opening` opens for it, in one unit of work."""
+    email, password_hash = _prepare(untrusted_email, password)
+    return _register(email, password_hash, full_name, client, opening)
+
+
+@writes
+def _register(email: str, password_hash: str | None, full_name: str, client: ClientInfo,
+              opening: sessions.Opening[T]) -> tuple[User, T | None]:
+    user = _insert_user(email, password_hash, full_name, "free")
     audit.record("signed_up", client, user_id=user.id)
     schedule(MailJob.CONFIRM_EMAIL, {"user_id": user.id, "client": asdict(client)})
-    db.session.commit()
-    return user
-
-
-def sign_up(untrusted_email: str, password: str, full_name: str,
-            client: ClientInfo) -> tuple[User, sessions.IssuedTokens | None]:
-    """A new account, and its first session unless the address must be confirmed first."""
-    user = register(untrusted_email, password, full_name, client)
     if not sessions.may_open_session(user):
         return user, None
-    return user, sessions.sign_in(user, "password", client)
+    return user, opening(user, "password")
 
 
 def authenticate(untrusted_email: str, password: str, client: ClientInfo,
                  device: throttle.Device = throttle.API_DEVICE) -> User:
-    """The user these credentials belong to, or InvalidCredentials.
+    """Authenticate a password: the user these credentials belong to, or InvalidCredentials.
+    The outcome is counted in units of work of its own (throttle.py), kept whatever follows.
 
     Unknown email, wrong password, an account with no password and a disabled account all do
     the same hashing work and raise the same error. Before any hashing, RateLimited when the
@@ -105,13 +117,13 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo,
     user = find_by_email(untrusted_email)
     attempt = throttle.check_login(addresses.key(untrusted_email), user, client, device)
     # The hashing runs in a read transaction, which holds no lock on any database.
-    result = services().hasher.verify(user.password_hash if user else None, password)
+    result = tools().hasher.verify(user.password_hash if user else None, password)
     if user is None or not result.ok or user.disabled_at is not None:
         record_failed_login(user, client, lambda: throttle.login_failed(attempt))
         raise InvalidCredentials()
     throttle.login_succeeded(attempt)
     if result.needs_rehash:
-        _store_hash(user, services().hasher.hash(password))
+        _store_hash(user, tools().hasher.hash(password))
     return user
 
 
@@ -122,27 +134,20 @@ def record_failed_login(user: User | None, client: ClientInfo,
     audit.record("login_failed", client, user_id=user.id if user else None)
     if count is not None:
         count()
-    db.session.commit()
 
 
 @writes
 def _store_hash(user: User, password_hash: str) -> None:
     user.password_hash = password_hash
-    db.session.commit()
 
 
 @writes
 def set_password(user: User, password_hash: str | None) -> None:
     """Every change of password goes through here (None removes it): outstanding reset links
-    die with it. The caller decides which sessions end, and commits."""
+    die with it. The caller's unit of work decides which sessions end."""
     user.password_hash, user.password_changed_at = password_hash, now()
     db.session.execute(delete(OneTimeToken).where(
         OneTimeToken.user_id == user.id, OneTimeToken.purpose == OneTimeToken.RESET_PASSWORD))
-
-
-def log_in(untrusted_email: str, password: str, client: ClientInfo) -> sessions.IssuedTokens:
-    """Sign in through the API: a device is known there by its address (domain/throttle.py)."""
-    return sessions.sign_in(authenticate(untrusted_email, password, client), "password", client)
 
 
 def change_password(user: User, current_password: str, new_password: str, client: ClientInfo,
@@ -151,11 +156,11 @@ def change_password(user: User, current_password: str, new_password: str, client
     told by mail. InvalidCredentials when the current password is wrong; RateLimited, before
     any hashing, after too many wrong ones on this account."""
     throttle.check_password_change(user)
-    if not services().hasher.verify(user.password_hash, current_password).ok:
+    if not tools().hasher.verify(user.password_hash, current_password).ok:
         record_failed_login(user, client, lambda: throttle.password_change_failed(user))
         raise InvalidCredentials("The current password is not right.")
     check_password_policy(new_password, user.email, pointer="#/new_password")
-    _apply_password_change(user, services().hasher.hash(new_password), client, keep_session)
+    _apply_password_change(user, tools().hasher.hash(new_password), client, keep_session)
 
 
 @writes
@@ -165,7 +170,6 @@ def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
     sessions.revoke_all(user.id, "password_changed", except_session=keep_session)
     audit.record("password_changed", client, user_id=user.id, session_id=keep_session)
     schedule(MailJob.PASSWORD_CHANGED, {"to": user.email})
-    db.session.commit()
 
 
 # The operator's changes (CLI) ----------------------------------------------------------------
@@ -181,7 +185,6 @@ def _require(untrusted_email: str) -> User:
 def set_plan(untrusted_email: str, plan: str) -> User:
     user = _require(untrusted_email)
     user.plan = plan
-    db.session.commit()
     return user
 
 
@@ -192,7 +195,6 @@ def disable(untrusted_email: str) -> User:
     user.disabled_at = user.disabled_at or now()
     sessions.revoke_all(user.id, "account_disabled")
     audit.record("account_disabled", ClientInfo(), user_id=user.id)
-    db.session.commit()
     return user
 
 

@@ -6,8 +6,9 @@ import logging
 import re
 from dataclasses import dataclass
 
+from app.db.rows import insert_values
+from app.db.transactions import writes
 from app.domain.clock import now
-from app.domain.rows import insert_values
 from app.domain.text import CONTROL_CHARACTERS
 from app.models import AuditEvent
 from app.observability import count_event
@@ -31,8 +32,15 @@ class ClientInfo:
 
 def record(event: str, client: ClientInfo, *, user_id: str | None = None,
            session_id: str | None = None) -> None:
-    """Write an event in the current transaction; the caller commits."""
+    """Write an event in the caller's unit of work."""
     insert_values(AuditEvent, at=now(), event=event, user_id=user_id, session_id=session_id,
                   ip=client.ip, user_agent=client.user_agent)
     log.info("event=%s user=%s session=%s ip=%s", event, user_id, session_id, client.ip)
     count_event(event)
+
+
+@writes
+def record_alone(event: str, client: ClientInfo, *, user_id: str | None = None,
+                 session_id: str | None = None) -> None:
+    """Write an event as a unit of work of its own (an operator's action with no other row)."""
+    record(event, client, user_id=user_id, session_id=session_id)

@@ -1,6 +1,7 @@
 """Typed errors of the domain, each with a stable code and an HTTP status.
 
-The API turns them into problem+json once (app/api/problems.py); the domain only raises them.
+The web layer answers them once per surface (app/web/errors.py, app/pages/); the domain only
+raises them.
 """
 
 from __future__ import annotations
@@ -138,12 +139,16 @@ class ProviderSignInRefused(AuthError):
     status = 403
     code = "access_denied"
     detail = "Sign-in was refused."
+    # What the hosted pages say when the refusal brings a person back to them (?error=code).
+    notice = "Sign-in was cancelled or refused."
 
 
 class AccountExists(ProviderSignInRefused):
     code = "account_exists"
     detail = ("An account with this email already exists. Sign in with your password, then link "
               "this provider from your account page.")
+    notice = ("An account with this email already exists. Sign in with your password, then link "
+              "the provider from your account page.")
 
 
 class AccountNeedsProof(AccountExists):
@@ -162,17 +167,21 @@ class AccountNeedsProof(AccountExists):
 class AccountEmailNotVerified(ProviderSignInRefused):
     code = "confirm_email_first"
     detail = "Confirm your email address before linking a sign-in provider."
+    notice = ("Confirm your email address before linking a sign-in provider: use the link we "
+              "mailed you.")
 
 
 class ProviderEmailNotVerified(ProviderSignInRefused):
     code = "email_not_verified"
     detail = "The provider has not verified this email address. Verify it there, then try again."
+    notice = "The provider has not verified your email address. Verify it there, then try again."
 
 
 class ProviderFailed(ProviderSignInRefused):
     status = 502
     code = "provider_error"
     detail = "The sign-in provider did not answer as expected. Try again."
+    notice = detail
 
 
 class InvalidResetToken(AuthError):
@@ -196,6 +205,7 @@ class EmailNotConfirmed(AuthError):
 class IdentityInUse(ProviderSignInRefused):
     code = "identity_in_use"
     detail = "This account at the provider is already linked to another account here."
+    notice = "That provider account is already linked to another account."
 
 
 class RateLimited(AuthError):
@@ -208,3 +218,10 @@ class RateLimited(AuthError):
     def __init__(self, retry_after: int, detail: str | None = None) -> None:
         super().__init__(detail)
         self.retry_after = max(1, retry_after)
+
+
+def refusal_notice(code: str | None) -> str | None:
+    """The hosted pages' words for a provider sign-in refused with `code`, if it is one."""
+    refusals = (ProviderSignInRefused, AccountExists, AccountEmailNotVerified,
+                ProviderEmailNotVerified, ProviderFailed, IdentityInUse)
+    return next((refusal.notice for refusal in refusals if refusal.code == code), None)

@@ -12,11 +12,11 @@ import base64
 import hashlib
 import hmac
 import re
+from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import update
-
-from app.database import writes
+from app.db.rows import claim_once
+from app.db.transactions import kept, writes
 from app.domain import audit, sessions, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -43,49 +43,56 @@ def checked_challenge(untrusted_challenge: str | None, untrusted_method: str | N
     return untrusted_challenge
 
 
+@dataclass(frozen=True)
+class HandTo:
+    """The client site a sign-in goes back to with a code: its registered redirect URI, and the
+    PKCE challenge it sent, if any."""
+
+    redirect_uri: str
+    code_challenge: str | None = None
+
+
 @writes
-def issue(user: User, provider: str, redirect_uri: str, code_challenge: str | None) -> str:
+def issue_code(user: User, provider: str, hand_to: HandTo) -> str:
     """A code for `user`'s client site; EmailNotConfirmed when the account may not sign in."""
     sessions.require_confirmed(user)
     raw = tokens.new_secret()
     at = now()
     db.session.add(HandoffCode(code_hash=tokens.hash_secret(raw), user_id=user.id,
-                               provider=provider, redirect_uri=redirect_uri,
-                               code_challenge=code_challenge, created_at=at,
+                               provider=provider, redirect_uri=hand_to.redirect_uri,
+                               code_challenge=hand_to.code_challenge, created_at=at,
                                expires_at=at + CODE_TTL))
-    db.session.commit()
     return raw
+
+
+def code_for(hand_to: HandTo) -> sessions.Opening[str]:
+    """The opening of a provider sign-in a client site started: no session here, a code there."""
+    return lambda user, provider: issue_code(user, provider, hand_to)
 
 
 @writes
 def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str | None,
            client: ClientInfo) -> sessions.IssuedTokens:
+    """Trade a code for a session's first tokens; InvalidCode, with the code burned, if it is
+    unknown, used, expired or not this client's."""
     code_hash = tokens.hash_secret(raw)
     at = now()
-    claimed = db.session.execute(
-        update(HandoffCode)
-        .where(HandoffCode.code_hash == code_hash, HandoffCode.redeemed_at.is_(None))
-        .values(redeemed_at=at)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    claimed = claim_once(HandoffCode, HandoffCode.code_hash == code_hash, HandoffCode.redeemed_at,
+                         redeemed_at=at)
     code = db.session.get(HandoffCode, code_hash)
     if code is None:
-        db.session.rollback()
         raise InvalidCode()
-    if claimed != 1:
+    if not claimed:
         _revoke_first_redemption(code, client)
-        raise InvalidCode()
+        raise kept(InvalidCode())
     if not _matches(code, provider, code_verifier, redirect_uri) or code.expires_at <= at:
         audit.record("handoff_code_refused", client, user_id=code.user_id)
-        db.session.commit()  # the code stays burned
-        raise InvalidCode()
+        raise kept(InvalidCode())  # the code stays burned
     user = db.session.get(User, code.user_id)
     if user is None or user.disabled_at is not None:
-        db.session.commit()
-        raise InvalidCode()
-    issued = sessions.sign_in(user, code.provider, client, commit=False)
+        raise kept(InvalidCode())
+    issued = sessions.issue_tokens(user, code.provider, client)
     code.session_id = issued.session.id
-    db.session.commit()
     return issued
 
 
@@ -110,4 +117,3 @@ def _revoke_first_redemption(code: HandoffCode, client: ClientInfo) -> None:
             sessions.revoke(session, "handoff_code_replayed")
     audit.record("handoff_code_replayed", client, user_id=code.user_id,
                  session_id=code.session_id)
-    db.session.commit()

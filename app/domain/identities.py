@@ -17,10 +17,12 @@ Who may attach a provider to an account is the whole of account takeover, so eve
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from app.database import writes
+from app.db.transactions import kept, writes
 from app.domain import accounts, addresses, audit, sessions, throttle
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -36,22 +38,29 @@ from app.domain.errors import (
 )
 from app.domain.outbox import schedule
 from app.domain.providers import Profile
-from app.domain.services import services
+from app.domain.sessions import Opening
+from app.domain.tools import tools
 from app.extensions import db
 from app.models import Identity, MailJob, User
 
+T = TypeVar("T")
+
 
 @writes
-def user_for(profile: Profile, client: ClientInfo) -> User:
-    """The account this provider identity signs in to, creating or linking one if allowed;
-    AccountNeedsProof when the matching account must first be proved or taken over."""
+def authenticate(profile: Profile, client: ClientInfo, opening: Opening[T]) -> T:
+    """Sign in with a provider's identity: the account it belongs to, registered or linked here
+    if allowed, and what `opening` opens for it, in one unit of work. AccountNeedsProof when
+    the matching account must first be proved or taken over."""
+    return opening(_account_for(profile, client), profile.provider)
+
+
+def _account_for(profile: Profile, client: ClientInfo) -> User:
     identity = _find(profile)
     if identity is not None:
         user = db.session.get(User, identity.user_id)
         assert user is not None
         _refuse_if_disabled(user, client)
         identity.email = profile.email
-        db.session.commit()
         return user
     if not profile.email or not profile.email_verified:
         raise ProviderEmailNotVerified()
@@ -61,18 +70,15 @@ def user_for(profile: Profile, client: ClientInfo) -> User:
         accounts.prove_address(user)
         audit.record("signed_up", client, user_id=user.id)
         _link(user, profile, client)
-        db.session.commit()
         return user
     _refuse_if_disabled(user, client)
     if not links_automatically(user):
         audit.record("provider_link_needs_proof", client, user_id=user.id)
-        db.session.commit()
-        raise AccountNeedsProof(user.id)
+        raise kept(AccountNeedsProof(user.id))
     if not user.email_verified:
         accounts.prove_address(user)  # the provider verified it, and it is the account's
     _link(user, profile, client)
     _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider)
-    db.session.commit()
     return user
 
 
@@ -87,24 +93,26 @@ def links_automatically(user: User) -> bool:
 
 
 def link_with_password(user_id: str, profile: Profile, password: str, client: ClientInfo,
-                       device: throttle.Device) -> User:
-    """Finish an AccountNeedsProof by proving the account's password: InvalidCredentials if
-    it is wrong. A guess like any sign-in: the same limits and counters (RateLimited)."""
+                       device: throttle.Device, opening: Opening[T]) -> T:
+    """Finish an AccountNeedsProof by proving the account's password, then open what
+    `opening` opens: InvalidCredentials if it is wrong. A guess like any sign-in: the same
+    limits and counters (RateLimited)."""
     user = _account_to_prove(user_id, profile)
     attempt = throttle.check_login(user.email_key, user, client, device)
-    if not services().hasher.verify(user.password_hash, password).ok:
+    if not tools().hasher.verify(user.password_hash, password).ok:
         accounts.record_failed_login(user, client, lambda: throttle.login_failed(attempt))
         raise InvalidCredentials("The password is not right.")
     throttle.login_succeeded(attempt)
-    return _link_proved(user.id, profile, client, take_over=False)
+    return _link_proved(user.id, profile, client, opening, take_over=False)
 
 
-def link_taking_over(user_id: str, profile: Profile, client: ClientInfo) -> User:
+def link_taking_over(user_id: str, profile: Profile, client: ClientInfo,
+                     opening: Opening[T]) -> T:
     """Finish an AccountNeedsProof without the password: the provider proved the address, which
     is as much as a reset link proves, so it does what a reset does: the password is removed,
     every session ends and every other provider is unlinked."""
     _account_to_prove(user_id, profile)
-    return _link_proved(user_id, profile, client, take_over=True)
+    return _link_proved(user_id, profile, client, opening, take_over=True)
 
 
 def _account_to_prove(user_id: str, profile: Profile) -> User:
@@ -117,7 +125,8 @@ def _account_to_prove(user_id: str, profile: Profile) -> User:
 
 
 @writes
-def _link_proved(user_id: str, profile: Profile, client: ClientInfo, *, take_over: bool) -> User:
+def _link_proved(user_id: str, profile: Profile, client: ClientInfo, opening: Opening[T], *,
+                 take_over: bool) -> T:
     user = db.session.get(User, user_id)
     assert user is not None
     identity = _find(profile)
@@ -134,8 +143,7 @@ def _link_proved(user_id: str, profile: Profile, client: ClientInfo, *, take_ove
     if identity is None:
         _link(user, profile, client)
     _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider, took_over=take_over)
-    db.session.commit()
-    return user
+    return opening(user, profile.provider)
 
 
 def _find(profile: Profile) -> Identity | None:
@@ -146,8 +154,7 @@ def _find(profile: Profile) -> Identity | None:
 def _refuse_if_disabled(user: User, client: ClientInfo) -> None:
     if user.disabled_at is not None:
         audit.record("login_failed", client, user_id=user.id)
-        db.session.commit()
-        raise ProviderSignInRefused()
+        raise kept(ProviderSignInRefused())
 
 
 def _link(user: User, profile: Profile, client: ClientInfo) -> None:
@@ -181,7 +188,6 @@ def link(user: User, profile: Profile, client: ClientInfo) -> None:
         return
     _link(user, profile, client)
     _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider)
-    db.session.commit()
 
 
 def check_may_link(user: User) -> None:
@@ -210,13 +216,12 @@ def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
     db.session.delete(identity)
     audit.record(f"provider_unlinked_{provider}", client, user_id=user.id)
     _tell_owner(MailJob.PROVIDER_UNLINKED, user, provider)
-    db.session.commit()
 
 
 @writes
 def unlink_all(user_id: str, client: ClientInfo) -> list[str]:
-    """Unlink every provider of an account (a reset, a takeover); the caller commits and tells
-    the owner. The providers that were linked, by name."""
+    """Unlink every provider of an account (a reset, a takeover), in the caller's unit of work,
+    which tells the owner. The providers that were linked, by name."""
     unlinked = providers_of(user_id)
     db.session.execute(delete(Identity).where(Identity.user_id == user_id))
     for provider in unlinked:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app import emails
-from app.domain import recovery
+from app.domain import emails, recovery
 from app.domain.mail import Message
 from app.domain.outbox import Handler
 from app.models import MailJob

@@ -38,14 +38,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from flask import Flask, current_app
-from sqlalchemy import event, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
-from app.database import writes
+from app.db.rows import insert_values
+from app.db.transactions import until_commit, writes
 from app.domain.clock import system_clock
 from app.domain.mail import Message, Transport, sender_for, transport_for
-from app.domain.rows import insert_values
 from app.extensions import db
 from app.models import MailJob
 from app.models.types import new_id
@@ -63,7 +62,7 @@ _WAKE_AFTER_COMMIT = "svc_outbox_wake"
 
 
 def schedule(kind: str, payload: dict[str, Any]) -> None:
-    """Add a mail job to the current transaction; the caller commits. The outbox is woken after
+    """Add a mail job to the caller's unit of work. The outbox is woken after
     the commit, or, during a request, once its answer has been sent."""
     at = system_clock()
     insert_values(MailJob, id=new_id(), kind=kind, payload=payload, status=MailJob.PENDING,
@@ -74,14 +73,7 @@ def schedule(kind: str, payload: dict[str, Any]) -> None:
     if held is not None:
         held.add(box.wake)
     else:
-        db.session.info[_WAKE_AFTER_COMMIT] = box
-
-
-@event.listens_for(Session, "after_commit")
-def _wake_after_commit(session: Session) -> None:
-    box = session.info.pop(_WAKE_AFTER_COMMIT, None)
-    if box is not None:
-        box.wake()
+        until_commit(_WAKE_AFTER_COMMIT, lambda: box, Outbox.wake)
 
 
 @dataclass(frozen=True)
@@ -217,7 +209,7 @@ class Outbox:
                 select(MailJob.id, MailJob.next_attempt_at)
                 .where(MailJob.status == MailJob.PENDING)
                 .order_by(MailJob.next_attempt_at).limit(1)).first()
-            db.session.commit()  # end the read: a SQLite claim below begins IMMEDIATE
+            db.session.rollback()  # end the read (nothing written): a SQLite claim begins IMMEDIATE
             if head is None:
                 return None
             until_due = (head.next_attempt_at - self.clock()).total_seconds()
@@ -247,7 +239,6 @@ class Outbox:
             .execution_options(synchronize_session=False)).rowcount
         row = db.session.execute(select(MailJob.kind, MailJob.payload, MailJob.attempts)
                                  .where(MailJob.id == job_id)).first() if won else None
-        db.session.commit()
         return None if row is None else _Claimed(job_id, row.kind, row.payload, row.attempts)
 
     def _attempt(self, job: _Claimed) -> _Outcome:
@@ -287,7 +278,6 @@ class Outbox:
             .where(MailJob.id == job_id, MailJob.status == MailJob.PENDING,
                    MailJob.claimed_by == worker.name)
             .values(**values).execution_options(synchronize_session=False)).rowcount
-        db.session.commit()
         if not kept:
             log.warning("mail job %s outlived its lease: another worker has it", job_id)
 

@@ -16,7 +16,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.database import writes
+from app.db.transactions import writes
 from app.domain.clock import system_clock
 from app.extensions import db
 from app.models import MailJob
@@ -60,7 +60,6 @@ def retry(*, failed: bool) -> int:
             update(MailJob).where(MailJob.status == MailJob.FAILED)
             .values(status=MailJob.PENDING, attempts=0, next_attempt_at=at, finished_at=None)
             .execution_options(synchronize_session=False)).rowcount
-    db.session.commit()
     return int(waiting) + int(revived)
 
 
@@ -73,7 +72,6 @@ def purge(older_than: timedelta, *, failed: bool = False) -> int:
         delete(MailJob).where(MailJob.status.in_(done),
                               MailJob.finished_at < system_clock() - older_than)
         .execution_options(synchronize_session=False)).rowcount
-    db.session.commit()
     return int(deleted)
 
 

@@ -1,7 +1,7 @@
 """Google and GitHub through authlib: the authorization URL, and who the person is afterwards.
 
 Nothing here touches the browser session: the caller keeps the state, PKCE verifier and nonce
-bound to the browser (app/api/oauth.py) and hands them back for the callback.
+bound to the browser (app/web/provider_state.py) and hands them back for the callback.
 """
 
 from __future__ import annotations

@@ -15,17 +15,17 @@ from datetime import timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import delete, update
+from sqlalchemy import delete
 
-from app import emails
-from app.database import writes
-from app.domain import accounts, audit, identities, sessions, throttle, tokens
+from app.db.rows import claim_once
+from app.db.transactions import writes
+from app.domain import accounts, audit, emails, identities, sessions, throttle, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
 from app.domain.mail import Message
 from app.domain.outbox import schedule
-from app.domain.services import services
+from app.domain.tools import tools
 from app.extensions import db
 from app.models import MailJob, OneTimeToken, User
 
@@ -49,7 +49,6 @@ def _issue(user: User, purpose: str, ttl: timedelta, client: ClientInfo) -> str:
                                 purpose=purpose, email=user.email, created_at=at,
                                 expires_at=at + ttl))
     audit.record(f"{purpose}_sent", client, user_id=user.id)
-    db.session.commit()
     return raw
 
 
@@ -60,15 +59,10 @@ def _live(raw: str, purpose: str) -> OneTimeToken | None:
     return row
 
 
-@writes
 def _claim(row: OneTimeToken) -> bool:
-    """Mark a token used, atomically: of two concurrent uses, one wins."""
-    return bool(db.session.execute(
-        update(OneTimeToken)
-        .where(OneTimeToken.token_hash == row.token_hash, OneTimeToken.used_at.is_(None))
-        .values(used_at=now())
-        .execution_options(synchronize_session=False)
-    ).rowcount)
+    """Mark a token used, in the caller's unit of work: of two concurrent uses, one wins."""
+    return claim_once(OneTimeToken, OneTimeToken.token_hash == row.token_hash,
+                      OneTimeToken.used_at, used_at=now())
 
 
 # Forgotten password --------------------------------------------------------------------------
@@ -94,7 +88,6 @@ def reset_link_mail(payload: dict[str, Any]) -> Message | None:
 def _schedule_for_address(kind: str, untrusted_email: str, client: ClientInfo,
                           **fields: Any) -> None:
     schedule(kind, {"email": untrusted_email, "client": asdict(client), **fields})
-    db.session.commit()
 
 
 def reset_token_is_live(raw: str) -> bool:
@@ -111,14 +104,13 @@ def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
             user.password_changed_at and row.created_at < user.password_changed_at):
         raise InvalidResetToken()
     accounts.check_password_policy(new_password, user.email, pointer="#/new_password")
-    new_hash = services().hasher.hash(new_password)  # outside the write transaction
+    new_hash = tools().hasher.hash(new_password)  # outside the write transaction
     _apply_reset(row, user, new_hash, client)
 
 
 @writes
 def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInfo) -> None:
     if not _claim(row):
-        db.session.rollback()
         raise InvalidResetToken()
     if row.email == user.email:
         accounts.prove_address(user)  # the reset link proved this inbox is theirs...
@@ -128,7 +120,6 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
     throttle.clear_account(user)  # whoever was failing on this account, the owner is back in
     audit.record("password_reset", client, user_id=user.id)
     schedule(MailJob.PASSWORD_CHANGED, {"to": user.email, "unlinked": unlinked})
-    db.session.commit()
 
 
 # Email confirmation --------------------------------------------------------------------------
@@ -153,11 +144,9 @@ def confirm_email(raw: str, client: ClientInfo) -> User:
     row = _live(raw, CONFIRM)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or row.email != user.email or not _claim(row):
-        db.session.rollback()
         raise InvalidConfirmationToken()
     accounts.prove_address(user)
     throttle.clear_account(user)
     audit.record("email_confirmed", client, user_id=user.id)
-    db.session.commit()
     return user
 

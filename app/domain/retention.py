@@ -17,7 +17,7 @@ from flask import current_app
 from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import InstrumentedAttribute
 
-from app.database import writes
+from app.db.transactions import writes
 from app.domain import outbox_ops, sessions, throttle
 from app.domain.clock import now
 from app.extensions import db
@@ -50,7 +50,6 @@ def _delete_batch(key: InstrumentedAttribute[Any], condition: ColumnElement[bool
     keys = list(db.session.scalars(select(key).where(condition).limit(BATCH)))
     if keys:
         db.session.execute(delete(key.class_).where(key.in_(keys)))
-    db.session.commit()
     return len(keys)
 
 

@@ -1,23 +1,26 @@
-"""Sessions: sign-in, refresh-token rotation with reuse detection, revocation, bearer checks."""
+"""Sessions: opening one for a device, issuing and rotating its tokens (with reuse detection),
+checking bearers, ending sessions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import TypeVar
 
 from flask import current_app
 from sqlalchemy import select, update
 from sqlalchemy.orm.attributes import set_committed_value
 
-from app.database import writes
+from app.db.rows import claim_once, insert_loaded, insert_values
+from app.db.transactions import kept, until_commit, writes
 from app.domain import audit, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.directory import Account, note_revoked
 from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
-from app.domain.rows import insert_loaded, insert_values
-from app.domain.services import services
+from app.domain.live_sessions import Account, is_live, live_conditions
+from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, RefreshToken, User
 from app.models.types import new_id
@@ -32,6 +35,14 @@ class IssuedTokens:
     expires_in: int
 
 
+T = TypeVar("T")
+# What a sign-in opens for the account it authenticated, given the provider it came through:
+# tokens for an API client (issue_tokens), a browser's session (browser_sessions.py), or a code
+# for a client site (handoff.py). A way in (accounts.register, identities.authenticate...) runs
+# it inside its own unit of work, so the sign-in commits once.
+Opening = Callable[[User, str], T]
+
+
 class LogoutScope(StrEnum):
     LOCAL = "local"    # this session
     OTHERS = "others"  # every other session of the account
@@ -42,7 +53,7 @@ def _seconds(setting: str) -> timedelta:
     return timedelta(seconds=int(current_app.config[setting]))
 
 
-# Signing in ----------------------------------------------------------------------------------
+# Opening a session ---------------------------------------------------------------------------
 
 def may_open_session(user: User) -> bool:
     """Whether this account may hold a session at all: with SVC_REQUIRE_EMAIL_CONFIRMATION, not
@@ -58,22 +69,23 @@ def require_confirmed(user: User) -> None:
 
 
 @writes
-def sign_in(user: User, provider: str, client: ClientInfo, *,
-            commit: bool = True) -> IssuedTokens:
-    """Open a session for a user whose identity was just proven, with its first tokens, in one
-    write transaction."""
+def issue_tokens(user: User, provider: str, client: ClientInfo) -> IssuedTokens:
+    """Open a session for an API client whose credential was just authenticated, and issue its
+    first tokens."""
     session = open_session(user, provider, client)
     refresh = _new_refresh_token(session, session.created_at)
-    if commit:
-        db.session.commit()
     return _issue(user, session, refresh)
+
+
+def tokens_for(client: ClientInfo) -> Opening[IssuedTokens]:
+    """The opening of a sign-in through the JSON API: a session and its first tokens."""
+    return lambda user, provider: issue_tokens(user, provider, client)
 
 
 @writes
 def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
-    """A session without tokens yet (the service's own browser session starts so), written
-    with its audit event; the caller commits. EmailNotConfirmed when the account may not hold
-    one yet."""
+    """A session for a device, without tokens (a browser's session is so), written with its
+    audit event. EmailNotConfirmed when the account may not hold one yet."""
     require_confirmed(user)
     at = now()
     session = insert_loaded(AuthSession, {
@@ -87,14 +99,14 @@ def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
 
 def live_session(session_id: str) -> AuthSession | None:
     session = db.session.get(AuthSession, session_id)
-    return session if session is not None and _is_live(session, now()) else None
+    return session if session is not None and is_live(session, now()) else None
 
 
 def live_sessions(user_id: str) -> list[AuthSession]:
-    at = now()
-    found = db.session.scalars(select(AuthSession).where(
-        AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None),
-        AuthSession.expires_at > at).order_by(AuthSession.last_used_at.desc()))
+    found = db.session.scalars(
+        select(AuthSession).join(User, User.id == AuthSession.user_id)
+        .where(AuthSession.user_id == user_id, *live_conditions(now()))
+        .order_by(AuthSession.last_used_at.desc()))
     return list(found)
 
 
@@ -108,10 +120,10 @@ def _new_refresh_token(session: AuthSession, at: datetime) -> str:
 
 
 def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens:
-    access = services().access_tokens.issue(user_id=user.id, session_id=session.id,
-                                            plan=user.plan, now=now())
+    access = tools().access_tokens.issue(user_id=user.id, session_id=session.id,
+                                         plan=user.plan, now=now())
     return IssuedTokens(user, session, access.token, refresh_token,
-                        services().access_tokens.ttl)
+                        tools().access_tokens.ttl)
 
 
 # Refreshing ----------------------------------------------------------------------------------
@@ -145,19 +157,17 @@ def _answer_rotated(row: RefreshToken, raw: str, at: datetime, client: ClientInf
     assert rotated_at is not None
     if at - rotated_at <= _seconds("REFRESH_REUSE_GRACE") and row.successor_sealed:
         successor = tokens.unseal(raw, row.successor_sealed)
-        db.session.commit()
         return _issue(session.user, session, successor)
     revoke(session, "refresh_token_reused", at)
     audit.record("refresh_token_reused", client, user_id=session.user_id, session_id=session.id)
-    db.session.commit()
-    raise InvalidRefreshToken()
+    raise kept(InvalidRefreshToken())
 
 
 def _find_refresh_token(raw: str) -> RefreshToken:
     row = db.session.scalars(
         select(RefreshToken).where(RefreshToken.token_hash == tokens.hash_secret(raw))
     ).one_or_none()
-    if row is None or not _is_live(row.session, now()):
+    if row is None or not is_live(row.session, now()):
         raise InvalidRefreshToken()
     return row
 
@@ -167,19 +177,12 @@ def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> Is
     InvalidRefreshToken when the session ended since it was read."""
     session = row.session
     if not _touch_if_live(session, at, client):
-        db.session.rollback()
         raise InvalidRefreshToken()
     successor = _new_refresh_token(session, at)
-    claimed = db.session.execute(
-        update(RefreshToken)
-        .where(RefreshToken.id == row.id, RefreshToken.rotated_at.is_(None))
-        .values(rotated_at=at, successor_sealed=tokens.seal(raw, successor))
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    if claimed != 1:
+    if not claim_once(RefreshToken, RefreshToken.id == row.id, RefreshToken.rotated_at,
+                      rotated_at=at, successor_sealed=tokens.seal(raw, successor)):
         return None
     audit.record("token_refreshed", client, user_id=session.user_id, session_id=session.id)
-    db.session.commit()
     return _issue(session.user, session, successor)
 
 
@@ -196,8 +199,8 @@ def _touch_if_live(session: AuthSession, at: datetime, client: ClientInfo) -> bo
               "user_agent": client.user_agent or session.user_agent}
     touched = db.session.execute(
         update(AuthSession)
-        .where(AuthSession.id == session.id, AuthSession.revoked_at.is_(None),
-               AuthSession.expires_at > at)
+        .where(AuthSession.id == session.id, AuthSession.user_id == User.id,
+               *live_conditions(at))
         .values(**values)
         .execution_options(synchronize_session=False)
     ).rowcount
@@ -209,11 +212,6 @@ def _touch_if_live(session: AuthSession, at: datetime, client: ClientInfo) -> bo
 
 
 # Checking and ending sessions ----------------------------------------------------------------
-
-def _is_live(session: AuthSession, at: datetime) -> bool:
-    return (session.revoked_at is None and session.expires_at > at
-            and session.user.disabled_at is None)
-
 
 @dataclass(frozen=True)
 class Bearer:
@@ -228,18 +226,28 @@ def authenticate_bearer(token: str) -> Bearer:
     """The live session behind an access token; raises a BearerError.
 
     The token's signature is checked once and its claims cached (domain/tokens.py); whether the
-    session still lives is asked every time (domain/directory.py).
+    session still lives is asked every time (domain/live_sessions.py).
     """
     at = now()
-    claims = services().access_tokens.verify(token, at)
-    account = services().directory.live_account(claims.session_id, claims.user_id, at)
+    claims = tools().access_tokens.verify(token, at)
+    account = tools().live_sessions.live_account(claims.session_id, claims.user_id, at)
     if account is None:
         raise SessionRevoked()
     return Bearer(claims.session_id, claims.expires_at, account)
 
 
+_REVOKED = "svc_revoked_sessions"  # the ids revoked in the open transaction
+
+
+def note_revoked(session_ids: Iterable[str]) -> None:
+    """Remember revocations of the open transaction, to publish to every instance when (and if)
+    it commits."""
+    live = tools().live_sessions
+    until_commit(_REVOKED, set, live.publish_revoked).update(session_ids)
+
+
 def revoke(session: AuthSession, reason: str, at: datetime | None = None) -> None:
-    """Revoke a loaded session. The caller commits."""
+    """Revoke a loaded session, in the caller's unit of work."""
     if session.revoked_at is None:
         session.revoked_at, session.revoke_reason = at or now(), reason
         note_revoked([session.id])
@@ -247,8 +255,8 @@ def revoke(session: AuthSession, reason: str, at: datetime | None = None) -> Non
 
 def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
                only_session: str | None = None) -> int:
-    """Revoke every live session of a user (but one, or only one, if named). The caller
-    commits."""
+    """Revoke every live session of a user (but one, or only one, if named), in the caller's
+    unit of work."""
     statement = (
         update(AuthSession)
         .where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
@@ -273,7 +281,6 @@ def log_out(session_id: str, user_id: str, scope: LogoutScope, client: ClientInf
         revoke_all(user_id, "logout",
                    except_session=session_id if scope is LogoutScope.OTHERS else None)
     audit.record(f"logout_{scope.value}", client, user_id=user_id, session_id=session_id)
-    db.session.commit()
 
 
 @writes
@@ -289,5 +296,4 @@ def purge_expired() -> int:
             RefreshToken.__table__.delete().where(RefreshToken.session_id.in_(ids))
         )
         db.session.execute(AuthSession.__table__.delete().where(AuthSession.id.in_(ids)))
-    db.session.commit()
     return len(ids)

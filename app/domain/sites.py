@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 from sqlalchemy import select
 
-from app.database import writes
+from app.db.transactions import writes
 from app.domain.clock import now
 from app.domain.errors import InvalidBody, InvalidRedirectUri, UnknownCallback
 from app.extensions import db
@@ -112,7 +112,6 @@ def add_site(name: str, redirect_uris: list[str], origins: list[str]) -> Site:
     row.redirect_uris = [_check_uri(u, origin=False) for u in redirect_uris]
     row.origins = [_check_uri(o, origin=True) for o in origins]
     db.session.add(row)
-    db.session.commit()
     return Site(name, tuple(row.redirect_uris), tuple(row.origins))
 
 
@@ -122,5 +121,4 @@ def remove_site(name: str) -> bool:
     if row is None:
         return False
     db.session.delete(row)
-    db.session.commit()
     return True

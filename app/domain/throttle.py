@@ -31,7 +31,7 @@ from limits import parse
 from sqlalchemy import bindparam, case, delete, literal, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.database import writes
+from app.db.transactions import writes
 from app.domain import known_devices, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -194,7 +194,6 @@ def _forget_source(attempt: LoginAttempt) -> None:
     db.session.execute(delete(FailureCounter).where(
         FailureCounter.scope == LOGIN, FailureCounter.subject == attempt.subject,
         FailureCounter.source == attempt.source))
-    db.session.commit()
 
 
 def check_password_change(user: User) -> None:
@@ -257,5 +256,4 @@ def purge_stale() -> int:
         FailureCounter.window_start < now() - longest - timedelta(days=1))).rowcount
     deleted = (deleted or 0) + db.session.execute(delete(RateLimitCounter).where(
         RateLimitCounter.expires_at <= now())).rowcount
-    db.session.commit()
     return int(deleted or 0)

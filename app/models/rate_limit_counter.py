@@ -10,7 +10,7 @@ from app.models.types import UTCDateTime
 
 
 class RateLimitCounter(db.Model):
-    """A rate-limit counter counted in the database while Redis fails (app/limit_storage.py):
+    """A rate-limit counter counted in the database while Redis fails (app/web/limit_storage.py):
     hits in a fixed window that ends at `expires_at`. The key is a keyed hash of flask-limiter's
     key, so the table holds no email or address in clear."""
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from app.api import ratelimits
-from app.api.oauth import start as start_provider
-from app.api.shaping import client_info
 from app.domain import accounts, identities, providers, recovery, sessions
-from app.domain.errors import AuthError, InvalidBody, InvalidCredentials
-from app.pages import bp, browser
-from app.pages.auth import PROVIDER_ERRORS, _field_errors
-from app.pages.forms import ActionForm, ChangePasswordForm
-
-ACCOUNT_ERRORS = {**PROVIDER_ERRORS,
-                  "identity_in_use": "That provider account is already linked to another account."}
+from app.domain.errors import AuthError, InvalidBody, InvalidCredentials, refusal_notice
+from app.pages.blueprint import bp
+from app.pages.forms import ActionForm, ChangePasswordForm, field_errors
+from app.web import browser, provider_flow, ratelimits
+from app.web.client import client_info
 
 
 def _signed_in() -> browser.BrowserUser:
@@ -35,7 +30,7 @@ def _render(password_form: ChangePasswordForm | None = None, status: int = 200) 
         sessions=sessions.live_sessions(user.id), linked=linked,
         linkable=[p for p in providers.enabled_providers() if p not in linked],
         password_form=password_form or ChangePasswordForm(), action=ActionForm(),
-        notice=ACCOUNT_ERRORS.get(request.args.get("error", "")),
+        notice=refusal_notice(request.args.get("error")),
     ), status
 
 
@@ -61,7 +56,7 @@ def change_password() -> Response | tuple[str, int]:
         form.current_password.errors.append(error.detail)
         return _render(form, 401)
     except InvalidBody as error:
-        _field_errors(form, error)
+        field_errors(form, error)
         return _render(form, 422)
     flash("Password changed. Your other devices are signed out.")
     return redirect(url_for(".account"))
@@ -85,7 +80,7 @@ def link_provider(provider: str) -> Response:
         identities.check_may_link(user)
     except AuthError as refused:
         return redirect(url_for(".account", error=refused.code))
-    return start_provider(provider, "link", None, user_id=user.id)
+    return provider_flow.start(provider, "link", None, user_id=user.id)
 
 
 @bp.post("/account/unlink/<provider:provider>")

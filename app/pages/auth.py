@@ -5,11 +5,7 @@ from __future__ import annotations
 from flask import Response, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
-from app import targets
-from app.api import ratelimits
-from app.api.oauth import start as start_provider
-from app.api.shaping import client_info
-from app.domain import accounts, providers, recovery, sessions, sites, throttle
+from app.domain import accounts, providers, recovery, sites, throttle
 from app.domain.errors import (
     AuthError,
     EmailNotConfirmed,
@@ -18,33 +14,26 @@ from app.domain.errors import (
     InvalidCredentials,
     InvalidResetToken,
     RateLimited,
+    refusal_notice,
 )
 from app.domain.sites import Site
-from app.pages import bp, browser, duration
-from app.pages.forms import ForgotPasswordForm, LoginForm, ResetPasswordForm, SignupForm
-from app.targets import Target
+from app.pages.blueprint import bp, duration
+from app.pages.forms import (
+    ForgotPasswordForm,
+    LoginForm,
+    ResetPasswordForm,
+    SignupForm,
+    field_errors,
+)
+from app.web import browser, provider_flow, ratelimits, targets
+from app.web.client import client_info
+from app.web.targets import Target
 
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
-
-# Why a provider sign-in came back to the login page (?error=...).
-PROVIDER_ERRORS = {
-    "access_denied": "Sign-in was cancelled or refused.",
-    "provider_error": "The sign-in provider did not answer as expected. Try again.",
-    "email_not_verified": "The provider has not verified your email address. Verify it there, "
-                          "then try again.",
-    "account_exists": "An account with this email already exists. Sign in with your password, "
-                      "then link the provider from your account page.",
-    "confirm_email_first": "Confirm your email address before linking a sign-in provider: use "
-                           "the link we mailed you.",
-}
 
 
 def _carry(target: Target | None) -> dict[str, str]:
     return target.query() if target else {}
-
-
-def _finish(signed_in: browser.BrowserUser, target: Target | None) -> Response:
-    return browser.hand_back(signed_in, target) if target else redirect(url_for(".account"))
 
 
 def _page(template: str, target: Target | None, status: int = 200, **context: object) -> Page:
@@ -68,13 +57,6 @@ def _reset_page(template: str, site: Site | None, status: int = 200, **context: 
     return render_template(template, carry=_site_query(site), site=site, **context), status
 
 
-def _field_errors(form: object, error: InvalidBody) -> None:
-    """Put the domain's errors next to the fields they point at."""
-    for item in error.errors or [{"pointer": "", "detail": error.detail}]:
-        field = getattr(form, item["pointer"].removeprefix("#/"), None)
-        (field.errors if field is not None else form.form_errors).append(item["detail"])  # type: ignore[attr-defined]
-
-
 # Sign-in -------------------------------------------------------------------------------------
 
 def _issues_no_code() -> bool:
@@ -89,8 +71,9 @@ def login_form() -> Page:
     target = targets.from_request(required=False)
     signed_in = browser.current()
     if signed_in is not None and request.args.get("prompt") != "login":
-        return _finish(signed_in, target)  # single sign-on: straight back, nothing to type
-    notice = PROVIDER_ERRORS.get(request.args.get("error", ""))
+        # Single sign-on: straight back, nothing to type.
+        return browser.hand_back(signed_in, target) if target else redirect(url_for(".account"))
+    notice = refusal_notice(request.args.get("error"))
     return _page("pages/login.html", target, form=LoginForm(), notice=notice)
 
 
@@ -104,7 +87,7 @@ def login_submit() -> Page:
     try:
         user = accounts.authenticate(form.email.data, form.password.data, client_info(),
                                      throttle.browser_device(browser.device_cookie()))
-        signed_in = browser.sign_in(user, "password")
+        return browser.sign_in_here(target).complete(user, "password")
     except (InvalidCredentials, EmailNotConfirmed) as error:
         form.form_errors.append(error.detail)
         return _page("pages/login.html", target, error.status, form=form)
@@ -113,13 +96,12 @@ def login_submit() -> Page:
                                 f"{duration(error.retry_after)}, or reset your password.")
         body, status = _page("pages/login.html", target, error.status, form=form)
         return body, status, {"Retry-After": str(error.retry_after)}
-    return _finish(signed_in, target)
 
 
 @bp.get("/login/<provider:provider>")
 def provider_login(provider: str) -> Response:
     providers.check_enabled(provider)
-    return start_provider(provider, "hosted", targets.from_request(required=False))
+    return provider_flow.start(provider, "hosted", targets.from_request(required=False))
 
 
 # Sign-up -------------------------------------------------------------------------------------
@@ -136,18 +118,19 @@ def signup_submit() -> Page:
     form = SignupForm()
     if not form.validate_on_submit():
         return _page("pages/signup.html", target, 422, form=form)
+    landing = browser.sign_in_here(target)
     try:
-        user = accounts.register(form.email.data, form.password.data, form.full_name.data or "",
-                                 client_info())
+        user, opened = accounts.register(form.email.data, form.password.data,
+                                         form.full_name.data or "", client_info(), landing.opening)
     except EmailTaken as error:
         form.email.errors.append(f"{error.detail} Sign in instead, or reset your password.")
         return _page("pages/signup.html", target, 409, form=form)
     except InvalidBody as error:
-        _field_errors(form, error)
+        field_errors(form, error)
         return _page("pages/signup.html", target, 422, form=form)
-    if not sessions.may_open_session(user):  # no session before the address is confirmed
+    if opened is None:  # no session before the address is confirmed
         return _page("pages/confirm_sent.html", target, 201, email=user.email)
-    return _finish(browser.sign_in(user, "password"), target)
+    return landing.land(opened, "password")
 
 
 # Recovery ------------------------------------------------------------------------------------
@@ -197,7 +180,7 @@ def reset_submit() -> Page:
         recovery.reset_password(session.get(RESET_TOKEN_KEY, ""), form.new_password.data,
                                 client_info())
     except InvalidBody as error:
-        _field_errors(form, error)
+        field_errors(form, error)
         return _reset_page("pages/reset_password.html", site, 422, form=form)
     session.pop(RESET_TOKEN_KEY, None)
     browser.sign_out()  # every session ended, this browser's too: sign in with the new password

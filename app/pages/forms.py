@@ -71,3 +71,10 @@ class ChangePasswordForm(FlaskForm):  # type: ignore[misc]
 
 class ActionForm(FlaskForm):  # type: ignore[misc]
     """A button that changes something (sign out, unlink...): only its CSRF token."""
+
+
+def field_errors(form: object, error: InvalidBody) -> None:
+    """Put the domain's errors next to the fields they point at."""
+    for item in error.errors or [{"pointer": "", "detail": error.detail}]:
+        field = getattr(form, item["pointer"].removeprefix("#/"), None)
+        (field.errors if field is not None else form.form_errors).append(item["detail"])  # type: ignore[attr-defined]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 LOGIN_PATHS = ["/api/v2/auth/login", "/api/v1/auth/login"]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 
 def logout(client, access_token, scope=None):

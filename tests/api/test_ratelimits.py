@@ -129,7 +129,7 @@ def test_an_app_with_limits_off_is_not_limited_by_another_apps_setting(tmp_path,
     """The process's one Limiter takes `enabled` from the last app started: an app with limits
     off must still never answer 429 (the contract fuzzer's app lives beside limited ones)."""
     from app.extensions import db
-    from tests.conftest import build_app, dispose_app
+    from tests.support.apps import build_app, dispose_app
 
     off = build_app(tmp_path / "off", clock, {"LIMIT_LOGIN": "1 per minute"}, database_url)
     on = build_app(tmp_path / "on", clock, {"RATELIMIT_ENABLED": True}, database_url)
@@ -171,7 +171,7 @@ def test_the_pages_429_stays_a_429_when_the_limit_storage_fails(app, client, use
     import redis
     from limits.storage import MemoryStorage
 
-    from tests.pages.conftest import submit
+    from tests.support.pages import submit
 
     app.config["LIMIT_LOGIN"] = "2 per minute"
     for _ in range(2):
@@ -192,8 +192,8 @@ def test_with_redis_down_limits_are_counted_in_the_database_for_every_instance(
     """flask-limiter's own fallback is each worker's memory (two instances of two workers
     allowed four times the limit). Counted in the shared database, a limit holds across them."""
     from app.extensions import db
-    from tests.conftest import build_app, dispose_app
     from tests.infra import free_port
+    from tests.support.apps import build_app, dispose_app
 
     settings = {**LIMITS, "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}  # nothing there
     instances = [build_app(tmp_path / f"instance-{i}", clock, settings, database_url)

@@ -6,7 +6,7 @@ from sqlalchemy import create_engine, update
 from app.domain import sessions
 from app.extensions import db
 from app.models import AuthSession
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 DAY = 24 * 3600
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Response
 
-from app.response_headers import CONTENT_SECURITY_POLICY, add_security_headers, add_vary
+from app.web.headers import CONTENT_SECURITY_POLICY, add_security_headers, add_vary
 
 
 def test_every_security_header_is_added_once() -> None:

@@ -4,7 +4,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import User
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 
 def signup(client, email="grace@example.com", password="a long enough passphrase", **extra):

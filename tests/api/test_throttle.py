@@ -18,7 +18,7 @@ from app.domain.passwords import Hasher
 from app.domain.throttle import network_key
 from app.extensions import db
 from app.models import AuditEvent, FailureCounter
-from tests.conftest import build_app, dispose_app
+from tests.support.apps import build_app, dispose_app
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGIN = "/api/v2/auth/login"

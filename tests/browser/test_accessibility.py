@@ -19,17 +19,17 @@ import pytest
 import requests
 from playwright.sync_api import Page, Response, expect
 
-from tests.browser.conftest import (
+from tests.support.accounts import PASSWORD
+from tests.support.api import new_email
+from tests.support.browser import (
     GENEROUS_LIMITS,
     HTTP_TIMEOUT,
-    PASSWORD,
     ContextFactory,
     Site,
     create_account,
     link_in,
     read_mail,
     sign_in_with_form,
-    unique_email,
 )
 
 pytestmark = pytest.mark.e2e
@@ -57,7 +57,7 @@ def _submit(page: Page, button: str) -> Load:
 
 
 def _reset_link(site: Site) -> str:
-    email = unique_email("a11y-reset")
+    email = new_email("a11y-reset")
     create_account(site, email)
     with requests.post(site.url("/api/v2/auth/forgot-password"), json={"email": email},
                        timeout=HTTP_TIMEOUT) as answer:
@@ -94,7 +94,7 @@ def forgot_password(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[s
 
 def forgot_sent(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
     page.goto(site.url("/forgot-password"))
-    page.get_by_label("Email").fill(unique_email("a11y-nobody"))
+    page.get_by_label("Email").fill(new_email("a11y-nobody"))
     return site.base_url, _submit(page, "Send the link")
 
 
@@ -110,7 +110,7 @@ def reset_done(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, L
 
 
 def confirm_email(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
-    email = unique_email("a11y-confirm")
+    email = new_email("a11y-confirm")
     create_account(site, email)
     link = link_in(read_mail(site, email, "Confirm your email address"), "/confirm-email")
     return site.base_url, lambda: page.goto(link)
@@ -125,7 +125,7 @@ def reset_link_used(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[s
 
 
 def account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
-    email = unique_email("a11y-account")
+    email = new_email("a11y-account")
     create_account(site, email, full_name="Ada Lovelace")
     # A second device, so the session list shows two rows.
     with requests.post(site.url("/api/v2/auth/login"), json={"email": email, "password": PASSWORD},
@@ -138,7 +138,7 @@ def account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load
 
 
 def link_account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
-    email = unique_email("a11y-link")
+    email = new_email("a11y-link")
     create_account(site, email)  # unconfirmed, with a password: Google must ask for proof
     site.oidc.next_login(sub=f"google-{email}", email=email, email_verified=True)
     page.goto(site.url("/login"))
@@ -285,7 +285,7 @@ AUTOCOMPLETE = {  # signed in: /login shows its form with prompt=login
 
 
 def test_inputs_have_labels_and_the_right_autocomplete(page: Page, site: Site):
-    email = unique_email("autocomplete")
+    email = new_email("autocomplete")
     create_account(site, email)
     page.goto(site.url("/login"))
     sign_in_with_form(page, email, PASSWORD)

@@ -9,10 +9,11 @@ import pytest
 import requests
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.browser.conftest import (
+from tests.support.accounts import PASSWORD
+from tests.support.api import new_email
+from tests.support.browser import (
     GENEROUS_LIMITS,
     HTTP_TIMEOUT,
-    PASSWORD,
     ContextFactory,
     Site,
     create_account,
@@ -21,10 +22,9 @@ from tests.browser.conftest import (
     pkce_pair,
     read_mail,
     sign_in_with_form,
-    unique_email,
     wait_for_callback,
 )
-from tests.e2e.conftest import ServerFactory
+from tests.support.sqlite_server import ServerFactory
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +45,7 @@ def _signed_in_account(page: Page, site: Site, email: str, password: str = PASSW
 
 def test_sign_up_from_a_client_site_returns_with_a_code_that_exchanges(page: Page, site: Site):
     verifier, challenge = pkce_pair()
-    email = unique_email("signup")
+    email = new_email("signup")
     query = urlencode({"redirect_uri": site.symbols_cb, "state": "s1", "code_challenge": challenge,
                        "code_challenge_method": "S256"})
     page.goto(site.url(f"/signup?{query}"))
@@ -72,7 +72,7 @@ def test_sign_up_from_a_client_site_returns_with_a_code_that_exchanges(page: Pag
 
 
 def test_sign_in_with_a_password_returns_to_the_site(page: Page, site: Site):
-    email = unique_email("signin")
+    email = new_email("signin")
     create_account(site, email)
     page.goto(site.url("/login?callback=symbols"))
     sign_in_with_form(page, email, PASSWORD)
@@ -96,7 +96,7 @@ def test_sign_in_with_a_password_returns_to_the_site(page: Page, site: Site):
 
 
 def test_a_wrong_password_shows_the_error_and_keeps_the_email(page: Page, site: Site):
-    email = unique_email("wrong")
+    email = new_email("wrong")
     create_account(site, email)
     page.goto(site.url("/login?callback=symbols"))
     with page.expect_response(lambda r: r.request.method == "POST") as posted:
@@ -119,7 +119,7 @@ def test_a_wrong_password_shows_the_error_and_keeps_the_email(page: Page, site: 
 
 
 def test_sign_in_with_google_through_the_local_openid_server(page: Page, site: Site):
-    email = unique_email("google")
+    email = new_email("google")
     site.oidc.next_login(sub=f"google-{email}", email=email, email_verified=True,
                          name="Grace Hopper")
     page.goto(site.url("/login?callback=symbols"))
@@ -140,7 +140,7 @@ def test_sign_in_with_google_through_the_local_openid_server(page: Page, site: S
 
 
 def test_sign_up_with_google_keeps_the_sites_state_and_pkce(page: Page, site: Site):
-    email = unique_email("google-signup")
+    email = new_email("google-signup")
     site.oidc.next_login(sub=f"google-{email}", email=email, email_verified=True, name="Mary")
     verifier, challenge = pkce_pair()
     query = urlencode({"redirect_uri": site.footprints_cb, "state": "g-1",
@@ -165,7 +165,7 @@ def test_google_for_an_email_with_a_password_account_asks_for_that_password(page
                                                                             site: Site):
     """Its password may be a stranger's (issue 12): no silent link. The person proves it, and
     the sign-in goes on to the site with its state."""
-    email = unique_email("exists")
+    email = new_email("exists")
     create_account(site, email)  # its email is not confirmed: no automatic linking
     site.oidc.next_login(sub=f"google-{email}", email=email, email_verified=True)
     page.goto(site.url("/login?callback=symbols&state=e1"))
@@ -187,7 +187,7 @@ def test_google_for_an_email_with_a_password_account_asks_for_that_password(page
 def test_google_for_someone_elses_password_account_takes_it_over(page: Page, site: Site):
     """A stranger signed up with this address and a password: the owner, signing in with Google,
     continues with Google alone, and the stranger's password stops working."""
-    email = unique_email("pre-registered")
+    email = new_email("pre-registered")
     create_account(site, email, password="the stranger's passphrase")
     site.oidc.next_login(sub=f"google-{email}", email=email, email_verified=True)
     page.goto(site.url("/login"))
@@ -212,7 +212,7 @@ def test_declining_at_google_comes_back_to_the_form_with_a_notice(page: Page, si
 
 
 def test_signup_errors_sit_next_to_their_fields(page: Page, site: Site):
-    taken = unique_email("taken")
+    taken = new_email("taken")
     create_account(site, taken)
     page.goto(site.url("/signup?callback=symbols"))
     page.get_by_label("Name").fill("Ada")
@@ -229,7 +229,7 @@ def test_signup_errors_sit_next_to_their_fields(page: Page, site: Site):
     expect(page.get_by_label("Name")).to_have_value("Ada")
     expect(page.get_by_label("Password", exact=True)).to_have_value("")
 
-    page.get_by_label("Email").fill(unique_email("fresh"))
+    page.get_by_label("Email").fill(new_email("fresh"))
     page.get_by_label("Password", exact=True).fill("password1")
     with page.expect_response(lambda r: r.request.method == "POST") as posted:
         page.get_by_role("button", name="Create account").click()
@@ -242,7 +242,7 @@ def test_signup_errors_sit_next_to_their_fields(page: Page, site: Site):
 
 def test_a_redirect_uri_that_is_not_registered_is_refused_even_when_signed_in(
         page: Page, site: Site):
-    email = unique_email("evil")
+    email = new_email("evil")
     create_account(site, email)
     _signed_in_account(page, site, email)
     sent: list[str] = []
@@ -263,7 +263,7 @@ def test_a_redirect_uri_that_is_not_registered_is_refused_even_when_signed_in(
 
 def test_client_state_is_carried_but_never_becomes_markup(page: Page, site: Site):
     state = '"><img/src=x/onerror=alert(1)><script>alert(2)</script>'
-    email = unique_email("xss")
+    email = new_email("xss")
     create_account(site, email)
     page.goto(site.url(f"/login?{urlencode({'callback': 'symbols', 'state': state})}"))
     expect(page.locator("img")).to_have_count(0)
@@ -277,7 +277,7 @@ def test_client_state_is_carried_but_never_becomes_markup(page: Page, site: Site
 
 
 def test_forgot_and_reset_through_the_mail_outbox(page: Page, site: Site):
-    email = unique_email("reset")
+    email = new_email("reset")
     create_account(site, email)
     new_password = "a brand new passphrase for reset"
 
@@ -315,7 +315,7 @@ def test_password_recovery_sends_the_person_back_to_the_site(page: Page, site: S
     """Of the sign-in that asked for the reset, only the site's name travels through mail: after
     the reset the person goes back to the site, which starts a sign-in with its own state and
     challenge (issue 12, item 9)."""
-    email = unique_email("recover-site")
+    email = new_email("recover-site")
     create_account(site, email)
     new_password = "recovered passphrase for the site"
     _, first_challenge = pkce_pair()
@@ -350,7 +350,7 @@ def test_password_recovery_sends_the_person_back_to_the_site(page: Page, site: S
 
 
 def test_confirm_the_email_from_the_mail(page: Page, site: Site):
-    email = unique_email("confirm")
+    email = new_email("confirm")
     page.goto(site.url("/signup"))
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password", exact=True).fill(PASSWORD)
@@ -370,7 +370,7 @@ def test_confirm_the_email_from_the_mail(page: Page, site: Site):
 
 
 def test_single_sign_on_into_a_second_site_without_a_form(page: Page, site: Site):
-    email = unique_email("sso")
+    email = new_email("sso")
     create_account(site, email)
     page.goto(site.url("/login?callback=symbols"))
     sign_in_with_form(page, email, PASSWORD)
@@ -404,7 +404,7 @@ def test_single_sign_on_into_a_second_site_without_a_form(page: Page, site: Site
 
 
 def test_sign_out_ends_the_browser_session(page: Page, site: Site):
-    email = unique_email("signout")
+    email = new_email("signout")
     create_account(site, email)
     _signed_in_account(page, site, email)
 
@@ -420,7 +420,7 @@ def test_sign_out_ends_the_browser_session(page: Page, site: Site):
 
 
 def test_back_after_sign_out_does_not_show_the_account(page: Page, site: Site):
-    email = unique_email("back")
+    email = new_email("back")
     create_account(site, email)
     _signed_in_account(page, site, email)
     page.locator("header").get_by_role("button", name="Sign out").click()
@@ -458,7 +458,7 @@ def test_a_rate_limited_form_says_when_to_try_again(new_context: ContextFactory,
 
 def test_account_page_lists_sessions_and_signs_out_another_device(new_context: ContextFactory,
                                                                   site: Site):
-    email = unique_email("devices")
+    email = new_email("devices")
     create_account(site, email)
     laptop: BrowserContext = new_context()
     phone: BrowserContext = new_context(user_agent=PHONE_UA)
@@ -505,7 +505,7 @@ def test_account_page_lists_sessions_and_signs_out_another_device(new_context: C
 def test_signing_in_again_leaves_no_ghost_session(page: Page, site: Site):
     """`prompt=login` makes a signed-in browser sign in again: the session its cookie held
     must end, or the account lists a device that no browser holds any more."""
-    email = unique_email("again")
+    email = new_email("again")
     create_account(site, email)
     _signed_in_account(page, site, email)
     page.goto(site.url("/login?callback=symbols&prompt=login"))
@@ -518,7 +518,7 @@ def test_signing_in_again_leaves_no_ghost_session(page: Page, site: Site):
 
 
 def test_a_session_of_another_account_cannot_be_ended(new_context: ContextFactory, site: Site):
-    alice, mallory = unique_email("alice"), unique_email("mallory")
+    alice, mallory = new_email("alice"), new_email("mallory")
     create_account(site, alice)
     create_account(site, mallory)
     alice_page, mallory_page = new_context().new_page(), new_context().new_page()
@@ -537,7 +537,7 @@ def test_a_session_of_another_account_cannot_be_ended(new_context: ContextFactor
 
 
 def test_link_and_unlink_google_on_the_account_page(page: Page, site: Site):
-    email = unique_email("link")
+    email = new_email("link")
     create_account(site, email)
     site.oidc.next_login(sub=f"google-link-{email}", email=f"other-{email}", email_verified=True)
     _signed_in_account(page, site, email)
@@ -558,7 +558,7 @@ def test_link_and_unlink_google_on_the_account_page(page: Page, site: Site):
 
 
 def test_change_password_signs_out_the_other_device(new_context: ContextFactory, site: Site):
-    email = unique_email("change")
+    email = new_email("change")
     create_account(site, email)
     new_password = "another long passphrase here"
     laptop, phone = new_context(), new_context(user_agent=PHONE_UA)
@@ -584,7 +584,7 @@ def test_change_password_signs_out_the_other_device(new_context: ContextFactory,
 
 
 def test_change_password_with_a_wrong_current_password_is_refused(page: Page, site: Site):
-    email = unique_email("change-wrong")
+    email = new_email("change-wrong")
     create_account(site, email)
     _signed_in_account(page, site, email)
     page.get_by_label("Current password").fill("not my password")
@@ -605,7 +605,7 @@ def test_change_password_with_a_wrong_current_password_is_refused(page: Page, si
 @pytest.mark.parametrize("path", ["/login", "/signup", "/forgot-password", "/logout",
                                   "/account/sessions/end-others", "/account/password"])
 def test_a_form_post_without_the_csrf_token_is_refused(page: Page, site: Site, path: str):
-    email = unique_email("csrf")
+    email = new_email("csrf")
     create_account(site, email)
     _signed_in_account(page, site, email)  # the session cookie goes with the forged post
     fields = {"email": email, "password": PASSWORD, "full_name": "Mallory",

@@ -1,12 +1,13 @@
 """Fixtures of the client-kit tests.
 
-- `clients/python` goes on sys.path, so `svc_auth_client` imports without being installed.
-- `site_module()`: examples/client_site/app.py, loaded by file path (the service already owns
-  the package name `app`).
-- `kit` (session): one real svc-auth (tests/e2e's `start_server`, 2 gunicorn workers, rate
-  limits off) and two example sites, `symbols` and `footprints`, each on its own port with
-  werkzeug's server in a thread. The sites' origins and callback URIs are registered in the
-  service's SVC_CLIENT_SITES, so the service's CORS answers them.
+Their helpers are in tests/support/client_kit.py: it puts `clients/python` on sys.path, so
+`svc_auth_client` imports without being installed, and `site_module()` loads
+examples/client_site/app.py by file path (the service already owns the package name `app`).
+
+- `kit` (session): one real svc-auth (tests/support/sqlite_server.py's `start_server`, 2
+  gunicorn workers, rate limits off) and two example sites, `symbols` and `footprints`, each
+  on its own port with werkzeug's server in a thread. The sites' origins and callback URIs are
+  registered in the service's SVC_CLIENT_SITES, so the service's CORS answers them.
 - `browser_thread` (session): Debian's Chromium driven by Playwright's sync API in a thread of
   its own. Another sync Playwright (tests/browser's session fixture) may already be running in
   the main thread, and two cannot share one thread; here every browser scenario is a function
@@ -15,182 +16,30 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import queue
 import shutil
-import subprocess
-import sys
 import tempfile
-import threading
-import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
-from typing import Any, TypeVar
 
 import pytest
-import requests
-from werkzeug.serving import BaseWSGIServer, make_server
 
-from tests.e2e.conftest import BASE_ENV, Server, start_server
-
-ROOT = Path(__file__).resolve().parents[2]
-CLIENTS = ROOT / "clients" / "python"
-if str(CLIENTS) not in sys.path:
-    sys.path.insert(0, str(CLIENTS))
-
-SITE_APP = ROOT / "examples" / "client_site" / "app.py"
-PASSWORD = "correct horse battery staple"
-HTTP_TIMEOUT = 10.0
-SITE_NAMES = ("symbols", "footprints")
-
-CHROMIUM = Path("/usr/bin/chromium")
-# The same launch settings as tests/browser: no calls home on a network that answers nothing.
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-BROWSER_START_TIMEOUT = 60.0
-SCENARIO_TIMEOUT = 120.0
-
-T = TypeVar("T")
-
-
-def site_module() -> ModuleType:
-    """examples/client_site/app.py as the module `client_site_app` (loaded once)."""
-    name = "client_site_app"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SITE_APP)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-# -- the example sites -----------------------------------------------------------------------------
-
-
-HARNESS_PATH = "/kit-harness"
-HARNESS_PAGE = b"<!doctype html><html lang=en><title>harness</title></html>"
-
-
-class _Slot:
-    """A WSGI app filled in later: a site's port must be known (to register its origin with the
-    service) before the service runs, and the site's app needs the service's address.
-
-    It also answers HARNESS_PATH with a blank page at the site's origin, where a browser test
-    can create an SvcAuth of its own. (Served for real rather than by a Playwright route:
-    Chromium lets only a page that came from a loopback address fetch from one.)"""
-
-    def __init__(self) -> None:
-        self.app: Callable[..., Any] | None = None
-
-    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        if environ.get("PATH_INFO") == HARNESS_PATH:
-            start_response("200 OK", [("Content-Type", "text/html; charset=utf-8"),
-                                      ("Content-Length", str(len(HARNESS_PAGE))),
-                                      ("Cache-Control", "no-store")])
-            return [HARNESS_PAGE]
-        assert self.app is not None, "the site's app is not set yet"
-        return self.app(environ, start_response)
-
-
-@dataclass
-class RunningSite:
-    name: str
-    base_url: str
-    pricing_url: str
-    server: BaseWSGIServer = field(repr=False)
-    thread: threading.Thread = field(repr=False)
-    slot: _Slot = field(repr=False)
-
-    @property
-    def items(self) -> str:
-        return self.name  # "symbols" or "footprints": /api/symbols, /api/my-symbols
-
-    @property
-    def callback(self) -> str:
-        return f"{self.base_url}/auth/callback"
-
-    def url(self, path: str) -> str:
-        return self.base_url + path
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.thread.join(timeout=10)
-        self.server.server_close()
-
-
-def _bind_site(name: str) -> RunningSite:
-    slot = _Slot()
-    server = make_server("127.0.0.1", 0, slot, threaded=True)
-    base_url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, name=f"site-{name}", daemon=True)
-    return RunningSite(name, base_url, f"{base_url}/pricing", server, thread, slot)
-
-
-@dataclass
-class Kit:
-    service: Server
-    sites: dict[str, RunningSite]
-    env: dict[str, str]  # the service's settings: enough to run its CLI on the same database
-
-    @property
-    def symbols(self) -> RunningSite:
-        return self.sites["symbols"]
-
-    @property
-    def footprints(self) -> RunningSite:
-        return self.sites["footprints"]
-
-    def service_url(self, path: str) -> str:
-        return self.service.url(path)
-
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """`flask --app wsgi ARGS` against the running service's database."""
-        result = subprocess.run(
-            [sys.executable, "-m", "flask", "--app", "wsgi", *args], cwd=ROOT, env=self.env,
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
-        assert result.returncode == 0, f"flask {' '.join(args)}:\n{result.stdout}{result.stderr}"
-        return result
-
-    def create_account(self, plan: str | None = None) -> str:
-        """A new account (signed up through the API); its email."""
-        email = f"kit-{uuid.uuid4().hex[:10]}@example.com"
-        with requests.post(self.service_url("/api/v2/auth/signup"), timeout=HTTP_TIMEOUT,
-                           json={"email": email, "password": PASSWORD,
-                                 "full_name": "Kit Tester"}) as response:
-            assert response.status_code == 201, response.text
-        if plan is not None:
-            self.cli("users", "set-plan", email, plan)
-        return email
-
-    def login(self, email: str) -> dict[str, Any]:
-        """v1 login, as a client site's page does it."""
-        with requests.post(self.service_url("/api/v1/auth/login"), timeout=HTTP_TIMEOUT,
-                           json={"email": email, "password": PASSWORD,
-                                 "captcha_token": ""}) as response:
-            assert response.status_code == 200, response.text
-            body: dict[str, Any] = response.json()
-            return body
-
-
-def _service_env(server: Server) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
-    env.update(BASE_ENV)
-    env.update({"SVC_INSTANCE_PATH": str(server.instance_path),
-                "SVC_DATABASE_URL": f"sqlite:///{server.database}",
-                "SVC_PUBLIC_URL": server.base_url})
-    return env
+from tests.support.browser import CHROMIUM
+from tests.support.client_kit import (
+    SITE_NAMES,
+    BrowserThread,
+    Kit,
+    bind_site,
+    service_env,
+    site_module,
+)
+from tests.support.sqlite_server import Server, start_server
 
 
 @pytest.fixture(scope="session")
 def kit() -> Iterator[Kit]:
     workdir = Path(tempfile.mkdtemp(prefix="svc-client-kit-"))
-    sites = {name: _bind_site(name) for name in SITE_NAMES}
+    sites = {name: bind_site(name) for name in SITE_NAMES}
     service: Server | None = None
     try:
         registry = {name: {"redirect_uris": [site.callback], "origins": [site.base_url]}
@@ -201,7 +50,7 @@ def kit() -> Iterator[Kit]:
         for name, site in sites.items():
             site.slot.app = module.create_app(name, service.base_url, site.pricing_url)
             site.thread.start()
-        yield Kit(service, sites, _service_env(service))
+        yield Kit(service, sites, service_env(service))
     finally:
         for site in sites.values():
             if site.thread.is_alive():
@@ -211,71 +60,6 @@ def kit() -> Iterator[Kit]:
         if service is not None:
             service.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-# -- the browser -----------------------------------------------------------------------------------
-
-
-class BrowserThread:
-    """Chromium under Playwright's sync API, owned by one thread; `run(fn)` calls `fn(browser)`
-    there and returns its result (or raises its exception) here."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.Queue[tuple[Callable[[Any], Any], queue.Queue[Any]] | None] = (
-            queue.Queue())
-        started: queue.Queue[BaseException | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._main, args=(started,),
-                                        name="client-kit-browser", daemon=True)
-        self._thread.start()
-        try:
-            problem = started.get(timeout=BROWSER_START_TIMEOUT)
-        except queue.Empty:
-            pytest.fail(f"Chromium did not start within {BROWSER_START_TIMEOUT:.0f} s")
-        if problem is not None:
-            raise problem
-
-    def _main(self, started: queue.Queue[BaseException | None]) -> None:
-        from playwright.sync_api import sync_playwright
-
-        try:
-            driver = sync_playwright().start()
-        except BaseException as error:  # noqa: BLE001 (handed to the test thread)
-            started.put(error)
-            return
-        try:
-            browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                             timeout=30_000)
-        except BaseException as error:  # noqa: BLE001
-            driver.stop()
-            started.put(error)
-            return
-        started.put(None)
-        try:
-            while (job := self._jobs.get()) is not None:
-                work, results = job
-                try:
-                    results.put((True, work(browser)))
-                except BaseException as error:  # noqa: BLE001
-                    results.put((False, error))
-        finally:
-            browser.close()
-            driver.stop()
-
-    def run(self, work: Callable[[Any], T], timeout: float = SCENARIO_TIMEOUT) -> T:
-        results: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
-        self._jobs.put((work, results))
-        try:
-            ok, value = results.get(timeout=timeout)
-        except queue.Empty:
-            pytest.fail(f"the browser scenario took more than {timeout:.0f} s")
-        if not ok:
-            raise value
-        result: T = value
-        return result
-
-    def close(self) -> None:
-        self._jobs.put(None)
-        self._thread.join(timeout=30)
 
 
 @pytest.fixture(scope="session")

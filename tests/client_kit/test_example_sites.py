@@ -17,7 +17,8 @@ import jwt
 import pytest
 import requests
 
-from tests.client_kit.conftest import HTTP_TIMEOUT, PASSWORD, Kit, RunningSite
+from tests.support.accounts import PASSWORD
+from tests.support.client_kit import HTTP_TIMEOUT, Kit, RunningSite
 
 pytestmark = pytest.mark.e2e
 

@@ -22,10 +22,10 @@ import pytest
 import requests
 from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, expect
 
-from tests.client_kit.conftest import (
+from tests.support.accounts import PASSWORD
+from tests.support.client_kit import (
     HARNESS_PATH,
     HTTP_TIMEOUT,
-    PASSWORD,
     BrowserThread,
     Kit,
     RunningSite,

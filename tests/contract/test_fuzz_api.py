@@ -51,7 +51,8 @@ from schemathesis.config import HealthCheck
 
 from app.domain import accounts
 from app.extensions import db
-from tests.contract.conftest import IN_CI, build_app, close_app, report_fuzz
+from tests.support.apps import dispose_app
+from tests.support.contract import IN_CI, build_contract_app, report_fuzz
 
 EXAMPLES = int(os.environ.get("SVC_FUZZ_EXAMPLES", "150"))
 SEED = int(os.environ.get("SVC_FUZZ_SEED", "20250808"))
@@ -62,7 +63,7 @@ EXCLUDED_CHECKS = ["positive_data_acceptance"]
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="svc-contract-fuzz-"))
 atexit.register(shutil.rmtree, WORKDIR, ignore_errors=True)  # when no test of this module ran
-APP = build_app(WORKDIR)
+APP = build_contract_app(WORKDIR)
 
 # `too_slow` is about drawing the data, and the machine may be busy with other test runs: how
 # fast examples are drawn is not under test.
@@ -88,7 +89,7 @@ CHAIN = [("signup", 201), ("login", 200), ("refresh", 200), ("refresh", 200)]
 @pytest.fixture(scope="module", autouse=True)
 def _close_app() -> Iterator[None]:
     yield
-    close_app(APP)
+    dispose_app(APP)
     shutil.rmtree(WORKDIR, ignore_errors=True)
 
 

@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 import pytest
 from flask import Flask
 
-from app.api.converters import RESERVED
 from app.domain.errors import InvalidToken
-from app.domain.services import services
-from tests.contract.conftest import SITE_REDIRECT_URI
+from app.domain.tools import tools
+from app.web.converters import RESERVED
+from tests.support.contract import SITE_REDIRECT_URI
 
 METADATA_PATHS = ["/health", "/health/ready", "/.well-known/jwks.json",
                   "/.well-known/openid-configuration"]
@@ -65,4 +65,4 @@ def test_access_token_verify_refuses_a_lone_surrogate_as_invalid(contract_app: F
     the token as UTF-8 first), where it promises InvalidToken or TokenExpired and nothing else.
     Fixed in a9fc772."""
     with contract_app.app_context(), pytest.raises(InvalidToken):
-        services().access_tokens.verify(token, datetime.now(UTC))
+        tools().access_tokens.verify(token, datetime.now(UTC))

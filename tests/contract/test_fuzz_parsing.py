@@ -33,10 +33,11 @@ from pydantic import BaseModel, ValidationError
 from werkzeug.test import TestResponse
 
 from app.api import schemas
-from app.api.converters import RESERVED
 from app.domain.errors import InvalidToken, TokenExpired
-from app.domain.services import services
-from tests.contract.conftest import IN_CI, SITE_REDIRECT_URI, build_app, close_app
+from app.domain.tools import tools
+from app.web.converters import RESERVED
+from tests.support.apps import dispose_app
+from tests.support.contract import IN_CI, SITE_REDIRECT_URI, build_contract_app
 
 EXAMPLES = int(os.environ.get("SVC_FUZZ_EXAMPLES", "200"))
 # Locally, failures are kept in Hypothesis's example database (.hypothesis/, which ignores itself
@@ -133,7 +134,7 @@ def sign(app: Flask, claims: dict[str, Any], header: dict[str, Any]) -> str:
     otherwise. Put together by hand: PyJWT will not write odd claims or header fields. (A header
     naming another algorithm is tests/api's business.)"""
     with app.app_context():
-        tokens = services().access_tokens
+        tokens = tools().access_tokens
         key = tokens.keyring.signing_key()
     known = {ISSUER: tokens.issuer, AUDIENCE: tokens.audience}
     claims = {name: known.get(value, value) if isinstance(value, str) else value
@@ -149,7 +150,7 @@ def verify_raw(app: Flask, token: str) -> None:
     """AccessTokens.verify promises the claims, or InvalidToken / TokenExpired: nothing else."""
     note(f"AccessTokens.verify({token!r})")
     with app.app_context(), contextlib.suppress(InvalidToken, TokenExpired):
-        services().access_tokens.verify(token, datetime.now(UTC))
+        tools().access_tokens.verify(token, datetime.now(UTC))
 
 
 # Bearer tokens --------------------------------------------------------------------------------
@@ -290,9 +291,9 @@ CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", "applica
 @pytest.fixture(scope="module")
 def limited_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
     """Rate limits on: their key functions read the body before the view does."""
-    app = build_app(tmp_path_factory.mktemp("limited"), RATELIMIT_ENABLED=True)
+    app = build_contract_app(tmp_path_factory.mktemp("limited"), RATELIMIT_ENABLED=True)
     yield app
-    close_app(app)
+    dispose_app(app)
 
 
 def is_json(content_type: str) -> bool:
@@ -328,13 +329,13 @@ def github_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
     """GitHub enabled, so that the starts read their query (Google stays off: a 404). Its token
     endpoint refuses connections at once: a callback that gets that far fails as the provider's
     error, without a network."""
-    app = build_app(tmp_path_factory.mktemp("github"),
+    app = build_contract_app(tmp_path_factory.mktemp("github"),
                     GITHUB_CLIENT_ID="fuzz-client", GITHUB_CLIENT_SECRET="fuzz-secret",
                     GITHUB_AUTHORIZE_URL="https://github.example/login/oauth/authorize",
                     GITHUB_TOKEN_URL="http://127.0.0.1:9/token",
                     GITHUB_API_URL="http://127.0.0.1:9/", PROVIDER_TIMEOUT=2)
     yield app
-    close_app(app)
+    dispose_app(app)
 
 
 def quoted(value: str) -> str:
@@ -352,7 +353,6 @@ QUERY_STRINGS = st.one_of(
     st.binary().map(lambda raw: raw.decode("latin-1")),
     st.text(),
 )
-
 
 
 @st.composite

@@ -13,7 +13,7 @@ from flask import Flask
 from sqlalchemy import bindparam, create_engine, select, text
 from sqlalchemy.exc import OperationalError
 
-from app.domain.driver_query import DriverQuery
+from app.db.driver_query import DriverQuery
 from app.extensions import db
 from app.models import User
 from app.models.types import UTCDateTime

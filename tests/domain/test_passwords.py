@@ -20,7 +20,7 @@ from app.domain import passwords
 from app.domain.passwords import Hasher
 from app.extensions import db
 from app.models import User
-from tests.conftest import PASSWORD
+from tests.support.accounts import PASSWORD
 
 SIGNUP = "/api/v2/auth/signup"
 LOGIN = "/api/v2/auth/login"

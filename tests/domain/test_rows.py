@@ -8,7 +8,7 @@ from typing import Any
 from flask import Flask
 from sqlalchemy import event, func, select
 
-from app.domain.rows import insert_loaded, insert_values
+from app.db.rows import insert_loaded, insert_values
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, User
 from app.models.types import new_id

@@ -18,8 +18,9 @@ from types import SimpleNamespace
 import pytest
 import requests
 
-from tests.e2e.conftest import ROOT, ServerFactory
 from tests.infra import free_port
+from tests.support.server import ROOT
+from tests.support.sqlite_server import ServerFactory
 
 SECRETS = ("query-secret-4f1c", "header-secret-9a2b", "reset-secret-77de", "body-secret-31ce")
 
@@ -152,4 +153,4 @@ def test_recycled_workers_keep_serving(server_factory: ServerFactory) -> None:
         "GUNICORN_CMD_ARGS": "--max-requests 5 --max-requests-jitter 0"})
     answers = [requests.get(server.url("/health"), timeout=10).status_code for _ in range(60)]
     assert answers == [200] * 60
-    assert server.stderr().count("Booting worker") >= 6, server.stderr()[-2000:]
+    assert server.log().count("Booting worker") >= 6, server.log()[-2000:]

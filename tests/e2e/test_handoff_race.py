@@ -12,8 +12,9 @@ import requests
 from app import create_app
 from app.domain import accounts, handoff
 from app.extensions import db
-from tests.e2e.conftest import Server
-from tests.e2e.test_server import TIMEOUT, all_at_once, signup
+from tests.support.api import all_at_once, signup
+from tests.support.http import TIMEOUT
+from tests.support.sqlite_server import Server
 
 pytestmark = pytest.mark.e2e
 
@@ -28,7 +29,8 @@ def issue_code_in(server: Server, email: str) -> str:
     with app.app_context():
         user = accounts.find_by_email(email)
         assert user is not None
-        code = handoff.issue(user, "github", "https://symbols.example/cb", CHALLENGE.decode())
+        code = handoff.issue_code(user, "github", handoff.HandTo("https://symbols.example/cb",
+                                                                  CHALLENGE.decode()))
         db.session.remove()
         db.engine.dispose()
     return code

@@ -3,34 +3,30 @@ clean virtual environment, migrated, and served by gunicorn with the shipped gun
 from the checkout, with production settings. A runtime import that pyproject.toml does not
 declare fails here (the test suite's own environment has the dev extras, which hide it).
 
-The requests go through the standard library's urllib, so the test itself needs nothing that
-the clean environment lacks. pip's cache (and the machine's wheel folders) make the install take
-about 20 s; it needs no network when every wheel is cached.
+The requests go through the standard library's urllib (tests/support/http.py), so the test
+itself needs nothing that the clean environment lacks. pip's cache (and the machine's wheel
+folders) make the install take about 20 s; it needs no network when every wheel is cached.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
-import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, ROOT
-from tests.infra import free_port
+from tests.support.accounts import PASSWORD
+from tests.support.http import bearer, call
+from tests.support.server import ROOT, GunicornError, start_gunicorn
 
 pytestmark = pytest.mark.e2e
 
@@ -100,94 +96,52 @@ def install() -> Iterator[Install]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _call(base_url: str, method: str, path: str, body: dict[str, Any] | None = None,
-          token: str | None = None) -> tuple[int, dict[str, Any]]:
-    headers = {"Accept": "application/json"}
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(base_url + path, data=data, headers=headers,  # noqa: S310
-                                     method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=15) as response:  # noqa: S310 (http://127.0.0.1)
-            return response.status, json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"{}")
-
-
-def _wait_until_healthy(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"gunicorn exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            if _call(base_url, "GET", "/health")[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"GET /health did not answer 200 within {STARTUP_TIMEOUT:.0f} s:\n"
-                f"{log.read_text()}")
-
-
 @pytest.fixture(scope="module")
 def production_server(install: Install) -> Iterator[str]:
     env = install.env()
     migrated = install.run("flask", "--app", "wsgi", "db", "upgrade", env=env)
     assert migrated.returncode == 0, (
         f"flask db upgrade failed in the clean environment:\n{migrated.stdout}{migrated.stderr}")
-    port = free_port()
-    log = install.workdir / "gunicorn.log"
-    with open(log, "wb") as output:
-        # Exactly the README's command, run from the checkout; the port is the test's.
-        process = subprocess.Popen(
-            [str(install.bin / "gunicorn"), "-c", "gunicorn.conf.py",
-             "--bind", f"127.0.0.1:{port}", "wsgi:app"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=output,
-            stderr=subprocess.STDOUT)
-    base_url = f"http://127.0.0.1:{port}"
+    # Exactly the README's command, run from the checkout; the port is the test's.
     try:
-        _wait_until_healthy(base_url, process, log)
-        yield base_url
+        server = start_gunicorn(install.workdir, env, name="gunicorn",
+                                command=[str(install.bin / "gunicorn")],
+                                config=Path("gunicorn.conf.py"), timeout=STARTUP_TIMEOUT)
+    except GunicornError as error:
+        pytest.fail(str(error))
+    try:
+        yield server.base_url
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        server.stop()
 
 
 def test_a_production_install_signs_up_logs_in_verifies_and_refreshes(
         production_server: str) -> None:
     email = f"operator-{secrets.token_hex(5)}@example.com"
-    status, signed_up = _call(production_server, "POST", "/api/v2/auth/signup",
-                              {"email": email, "password": PASSWORD, "full_name": "Ada"})
+    status, signed_up = call("POST", production_server + "/api/v2/auth/signup",
+                             {"email": email, "password": PASSWORD, "full_name": "Ada"})
     assert status == 201, signed_up
-    status, logged_in = _call(production_server, "POST", "/api/v2/auth/login",
-                              {"email": email, "password": PASSWORD})
+    status, logged_in = call("POST", production_server + "/api/v2/auth/login",
+                             {"email": email, "password": PASSWORD})
     assert status == 200, logged_in
 
-    status, verified = _call(production_server, "GET", "/api/v2/auth/verify",
-                             token=logged_in["access_token"])
+    status, verified = call("GET", production_server + "/api/v2/auth/verify",
+                            headers=bearer(logged_in["access_token"]))
     assert status == 200 and verified["user"]["email"] == email, verified
     session_id = verified["session_id"]
 
-    status, refreshed = _call(production_server, "POST", "/api/v2/auth/refresh",
-                              {"refresh_token": logged_in["refresh_token"]})
+    status, refreshed = call("POST", production_server + "/api/v2/auth/refresh",
+                             {"refresh_token": logged_in["refresh_token"]})
     assert status == 200 and refreshed["refresh_token"] != logged_in["refresh_token"], refreshed
-    status, verified = _call(production_server, "GET", "/api/v2/auth/verify",
-                             token=refreshed["access_token"])
+    status, verified = call("GET", production_server + "/api/v2/auth/verify",
+                            headers=bearer(refreshed["access_token"]))
     assert status == 200 and verified["session_id"] == session_id, verified
 
 
 def test_a_production_install_sends_mail(install: Install, production_server: str) -> None:
     email = f"mailed-{secrets.token_hex(5)}@example.com"
-    status, _ = _call(production_server, "POST", "/api/v2/auth/signup",
-                      {"email": email, "password": PASSWORD})
+    status, _ = call("POST", production_server + "/api/v2/auth/signup",
+                     {"email": email, "password": PASSWORD})
     assert status == 201
     deadline = time.monotonic() + 10  # the confirmation goes out once the answer is sent
     while time.monotonic() < deadline:

@@ -5,11 +5,9 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-import threading
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -17,39 +15,25 @@ from typing import Any
 import pytest
 import requests
 
-from tests.e2e.conftest import PASSWORD, TRACE_HEADER, Server, ServerFactory
+from tests.support.accounts import PASSWORD
+from tests.support.api import (
+    all_at_once,
+    assert_problem,
+    get,
+    new_email,
+    post,
+    refresh,
+    signup,
+    verify,
+)
+from tests.support.http import TIMEOUT, bearer
+from tests.support.server import TRACE_HEADER
+from tests.support.sqlite_server import Server, ServerFactory
 
 pytestmark = pytest.mark.e2e
 
-PROBLEM_JSON = "application/problem+json"
-TIMEOUT = 15
-
 
 # Helpers -------------------------------------------------------------------------------------
-
-def new_email(tag: str) -> str:
-    return f"{tag}-{uuid.uuid4().hex[:10]}@example.com"
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def post(server: Server, path: str, body: Any = None, **kwargs: Any) -> requests.Response:
-    return requests.post(server.url(path), json=body, timeout=TIMEOUT, **kwargs)
-
-
-def get(server: Server, path: str, **kwargs: Any) -> requests.Response:
-    return requests.get(server.url(path), timeout=TIMEOUT, **kwargs)
-
-
-def signup(server: Server, email: str, password: str = PASSWORD) -> dict[str, Any]:
-    response = post(server, "/api/v2/auth/signup",
-                    {"email": email, "password": password, "full_name": "Ada"})
-    assert response.status_code == 201, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
 
 def login(server: Server, email: str, version: str = "v2", **kwargs: Any) -> dict[str, Any]:
     body = {"email": email, "password": PASSWORD}
@@ -61,32 +45,11 @@ def login(server: Server, email: str, version: str = "v2", **kwargs: Any) -> dic
     return found
 
 
-def verify(server: Server, access_token: str, **kwargs: Any) -> requests.Response:
-    headers = {**bearer(access_token), **kwargs.pop("headers", {})}
-    return get(server, "/api/v2/auth/verify", headers=headers, **kwargs)
-
-
-def refresh(server: Server, refresh_token: str, version: str = "v2") -> requests.Response:
-    return post(server, f"/api/{version}/auth/refresh", {"refresh_token": refresh_token})
-
-
 def session_id(server: Server, access_token: str) -> str:
     response = verify(server, access_token)
     assert response.status_code == 200, response.text
     sid: str = response.json()["session_id"]
     return sid
-
-
-def assert_problem(response: requests.Response, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    assert response.headers["Content-Type"] == PROBLEM_JSON
-    body: dict[str, Any] = response.json()
-    assert body["status"] == status
-    assert body["code"] == code
-    assert body["type"] == "about:blank"
-    assert body["title"] and body["detail"]
-    assert "Traceback" not in response.text
-    return body
 
 
 def same_user(one: dict[str, Any], other: dict[str, Any]) -> bool:
@@ -100,18 +63,6 @@ def jwt_header(token: str) -> dict[str, Any]:
     padded = segment + "=" * (-len(segment) % 4)
     header: dict[str, Any] = json.loads(base64.urlsafe_b64decode(padded))
     return header
-
-
-def all_at_once(count: int, call: Any) -> list[Any]:
-    """Run `call(i)` in `count` threads released together by a barrier; results in order of i."""
-    barrier = threading.Barrier(count)
-
-    def run(index: int) -> Any:
-        barrier.wait(timeout=TIMEOUT)
-        return call(index)
-
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(run, range(count)))
 
 
 # A client site's whole session ----------------------------------------------------------------
@@ -197,7 +148,7 @@ def test_every_worker_signs_and_verifies_with_the_same_key(server: Server) -> No
         bodies = all_at_once(4, lambda i, traces=traces: login(
             server, email, headers={TRACE_HEADER: traces[i]}))
         tokens.update({t: b["access_token"] for t, b in zip(traces, bodies, strict=True)})
-        issued_by = server.pids_of(list(tokens))
+        issued_by = server.traced_pids(list(tokens))
         if len(set(issued_by.values())) >= 2:
             break
     assert len(set(issued_by.values())) >= 2, "every login landed on one worker"
@@ -218,7 +169,7 @@ def test_every_worker_signs_and_verifies_with_the_same_key(server: Server) -> No
             sessions_seen[issuer].add(response.json()["session_id"])
             batch_traces.append(trace)
             calls += 1
-        verified_by.update(server.pids_of(batch_traces))
+        verified_by.update(server.traced_pids(batch_traces))
     assert crossed(issued_by, verified_by), "no token was verified by a worker but its issuer"
     assert len(set(verified_by.values())) >= 2
     assert all(len(seen) == 1 for seen in sessions_seen.values())
@@ -233,12 +184,12 @@ def test_every_worker_signs_and_verifies_with_the_same_key(server: Server) -> No
         assert all(response.status_code == 200 for response in responses)
         key_sets += [response.json()["keys"] for response in responses]
         jwks_traces += traces
-        if len(set(server.pids_of(jwks_traces).values())) >= 2:
+        if len(set(server.traced_pids(jwks_traces).values())) >= 2:
             break
     assert all(len(keys) == 1 for keys in key_sets), key_sets
     assert len({json.dumps(keys, sort_keys=True) for keys in key_sets}) == 1
     assert key_sets[0][0]["kid"] == jwt_header(next(iter(tokens.values())))["kid"]
-    assert len(set(server.pids_of(jwks_traces).values())) >= 2
+    assert len(set(server.traced_pids(jwks_traces).values())) >= 2
 
     # The workers raced for the key file: one winner, no temporary file left behind.
     names = sorted(path.name for path in Path(server.instance_path).iterdir())

@@ -16,16 +16,16 @@ import socket
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, closing
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ROOT, Server, ServerFactory
 from tests.infra import INSTALL_HINT, free_port
+from tests.support.http import status_of
+from tests.support.server import ROOT
+from tests.support.sqlite_server import Server, ServerFactory
 
 pytestmark = pytest.mark.e2e
 
@@ -104,11 +104,7 @@ def nginx_in_front(server_factory: ServerFactory) -> Iterator[tuple[Server, str]
 
 def answers_at_once(base_url: str, path: str, timeout: float = 1.0) -> bool:
     """Whether GET `path` is answered 200 within `timeout` seconds."""
-    try:
-        with urllib.request.urlopen(base_url + path, timeout=timeout) as response:  # noqa: S310
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
+    return status_of(base_url + path, timeout) == 200
 
 
 def trickle(base_url: str, clients: int, seconds: float, probe: str,

@@ -1,19 +1,10 @@
-"""Client sites and provider credentials for the OAuth tests."""
+"""Client sites and provider credentials for the OAuth tests (tests/support/sites.py)."""
 
 import pytest
 
-SYMBOLS_CALLBACK = "https://symbols.example/auth/callback"
-SITES = {
-    "symbols": {"redirect_uris": [SYMBOLS_CALLBACK, "http://127.0.0.1:8001/cb"],
-                "origins": ["https://symbols.example"]},
-}
-# Placeholder credentials: enough to turn the providers on for starts that are never followed.
-PROVIDERS = {
-    "GOOGLE_CLIENT_ID": "google-id", "GOOGLE_CLIENT_SECRET": "google-secret",
-    "GITHUB_CLIENT_ID": "github-id", "GITHUB_CLIENT_SECRET": "github-secret",
-}
+from tests.support.sites import OAUTH_SITES, PROVIDERS
 
 
 @pytest.fixture
 def settings():
-    return {"CLIENT_SITES": SITES, **PROVIDERS}
+    return {"CLIENT_SITES": OAUTH_SITES, **PROVIDERS}

@@ -9,17 +9,31 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Identity, User
-from tests.conftest import PASSWORD, bearer
-from tests.oauth.test_provider_flows import exchange, landing, settings, sign_in  # noqa: F401
-from tests.pages.conftest import submit
 from tests.providers import fixtures
+from tests.support.accounts import PASSWORD
+from tests.support.http import bearer
+from tests.support.oauth import (
+    OUR_CALLBACK,
+    PROVED_LONG_AGO,
+    exchange,
+    just_the_account,
+    landing,
+    provider_settings,
+    sign_in,
+)
+from tests.support.pages import submit
 
 oidc_server = fixtures.oidc_server
 oidc_server_clean = fixtures.oidc_server_clean
 github_server_session = fixtures.github_server_session
 github_server = fixtures.github_server
 
-OUR_CALLBACK = "http://127.0.0.1:5000/api/v2/auth/{}/callback"
+
+@pytest.fixture
+def settings(oidc_server_clean, github_server):
+    return provider_settings(oidc_server_clean, github_server)
+
+
 VICTIM = "victim@example.com"
 ATTACKER_PASSWORD = "mallory's own passphrase"
 
@@ -219,7 +233,6 @@ def test_both_proof_forms_need_the_csrf_token(app, client, make_user, oidc_serve
 
 
 def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, login):
-    from tests.oauth.test_identities import PROVED_LONG_AGO
 
     owner = make_user(VICTIM, email_verified=True, email_verified_at=PROVED_LONG_AGO)
     with app.app_context():
@@ -227,7 +240,8 @@ def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, l
         from app.domain.audit import ClientInfo
         from app.domain.providers import Profile
 
-        identities.user_for(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo())
+        identities.authenticate(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo(),
+                                just_the_account)
     subjects = [m["Subject"] for m in mailbox.to(VICTIM)]
     assert "Google was linked to your account" in subjects
     auth = bearer(login(owner)["access_token"])
@@ -246,7 +260,6 @@ def test_a_github_address_at_a_look_alike_domain_is_someone_else(app, client, gi
                                                                  make_user):
     """`straße.de` is a different domain that anyone can register: its verified address is not
     the account of `strasse.de`, however freely that account would link."""
-    from tests.oauth.test_identities import PROVED_LONG_AGO
 
     victim = make_user(STRASSE, email_verified=True, email_verified_at=PROVED_LONG_AGO)
     github_verified(github_server, STRASSE_LOOKALIKE)
@@ -297,7 +310,6 @@ def test_a_providers_hostile_name_is_cleaned_before_it_is_stored(app, client, gi
 
 
 def test_a_providers_hostile_email_is_no_email(app, client, github_server, make_user):
-    from tests.oauth.test_identities import PROVED_LONG_AGO
 
     make_user("victim@example.com", email_verified=True, email_verified_at=PROVED_LONG_AGO)
     for hostile in ("victim@example.com\u202e", "victim@example.com\x00",

@@ -4,7 +4,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.oauth.conftest import SYMBOLS_CALLBACK
+from tests.support.sites import SYMBOLS_CALLBACK
 
 
 def start(client, provider="github", **params):
@@ -67,7 +67,7 @@ def test_an_old_pending_sign_in_expires(client, monkeypatch):
     import time
     state = start(client)
     later = time.time() + 601
-    monkeypatch.setattr("app.api.oauth_state.time.time", lambda: later)
+    monkeypatch.setattr("app.web.provider_state.time.time", lambda: later)
     assert_refused(client.get(f"/api/v2/auth/github/callback?state={state}&error=access_denied"))
 
 
@@ -87,8 +87,8 @@ def test_the_state_cookie_is_httponly_and_lax(client):
 class TestOverHttps:
     @pytest.fixture
     def settings(self):
-        from tests.oauth.conftest import PROVIDERS, SITES
-        return {"CLIENT_SITES": SITES, "PUBLIC_URL": "https://auth.example", **PROVIDERS}
+        from tests.support.sites import OAUTH_SITES, PROVIDERS
+        return {"CLIENT_SITES": OAUTH_SITES, "PUBLIC_URL": "https://auth.example", **PROVIDERS}
 
     def test_the_cookie_is_host_prefixed_and_secure(self, client):
         response = client.get(f"/api/v2/auth/github?redirect_uri={SYMBOLS_CALLBACK}")

@@ -8,8 +8,8 @@ import pytest
 from app.domain import handoff
 from app.extensions import db
 from app.models import User
-from tests.conftest import bearer
-from tests.oauth.conftest import SYMBOLS_CALLBACK
+from tests.support.http import bearer
+from tests.support.sites import SYMBOLS_CALLBACK
 
 VERIFIER = "v" * 20 + "-._~" + "A1" * 10  # 44 unreserved characters
 DIGEST = hashlib.sha256(VERIFIER.encode()).digest()
@@ -20,7 +20,8 @@ CHALLENGE = base64.urlsafe_b64encode(DIGEST).rstrip(b"=").decode()
 def issue_code(app, user):
     def issue(provider="github", challenge=CHALLENGE, redirect_uri=SYMBOLS_CALLBACK):
         with app.app_context():
-            return handoff.issue(db.session.get(User, user.id), provider, redirect_uri, challenge)
+            return handoff.issue_code(db.session.get(User, user.id), provider,
+                                      handoff.HandTo(redirect_uri, challenge))
     return issue
 
 

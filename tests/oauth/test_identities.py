@@ -11,11 +11,11 @@ from app.domain.errors import AccountExists, ProviderEmailNotVerified, ProviderS
 from app.domain.providers import Profile
 from app.extensions import db
 from app.models import Identity, User
-from tests.conftest import bearer
+from tests.support.http import bearer
+from tests.support.oauth import PROVED_LONG_AGO, just_the_account
 
 CLIENT = ClientInfo()
 # An address proved before the password was last set (say, by a reset): links automatically.
-PROVED_LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def profile(subject="g-1", email="ada@example.com", verified=True, provider="google",
@@ -25,7 +25,7 @@ def profile(subject="g-1", email="ada@example.com", verified=True, provider="goo
 
 def sign_in(app, found_profile):
     with app.app_context():
-        user = identities.user_for(found_profile, CLIENT)
+        user = identities.authenticate(found_profile, CLIENT, just_the_account)
         db.session.commit()
         return user.id
 
@@ -62,7 +62,7 @@ def test_an_unverified_local_account_is_never_merged(app, make_user):
     sign-in must not hand the attacker's account to the victim, nor the victim's to them."""
     make_user("ada@example.com", email_verified=False)
     with app.app_context(), pytest.raises(AccountExists):
-        identities.user_for(profile(), CLIENT)
+        identities.authenticate(profile(), CLIENT, just_the_account)
     with app.app_context():
         assert db.session.scalars(select(Identity)).all() == []
 
@@ -70,20 +70,21 @@ def test_an_unverified_local_account_is_never_merged(app, make_user):
 def test_an_unverified_provider_email_gets_no_access_to_a_matching_account(app, make_user):
     make_user("ada@example.com", email_verified=True)
     with app.app_context(), pytest.raises(ProviderEmailNotVerified):
-        identities.user_for(profile(verified=False), CLIENT)
+        identities.authenticate(profile(verified=False), CLIENT, just_the_account)
 
 
 def test_an_unverified_provider_email_creates_no_account(app):
     with app.app_context(), pytest.raises(ProviderEmailNotVerified):
-        identities.user_for(profile(email="new@example.com", verified=False), CLIENT)
+        identities.authenticate(profile(email="new@example.com", verified=False), CLIENT,
+                                just_the_account)
     with app.app_context(), pytest.raises(ProviderEmailNotVerified):
-        identities.user_for(profile(email=None), CLIENT)
+        identities.authenticate(profile(email=None), CLIENT, just_the_account)
 
 
 def test_a_disabled_account_is_refused(app, make_user):
     make_user("ada@example.com", email_verified=True, disabled_at=datetime.now(UTC))
     with app.app_context(), pytest.raises(ProviderSignInRefused):
-        identities.user_for(profile(), CLIENT)
+        identities.authenticate(profile(), CLIENT, just_the_account)
 
 
 def test_verify_lists_linked_providers_and_unlink_keeps_a_way_in(app, client, make_user, login):
@@ -103,7 +104,7 @@ def test_the_last_way_to_sign_in_cannot_be_unlinked(app, client):
     with app.app_context():
         user = db.session.get(User, user_id)
         from app.domain import sessions
-        tokens = sessions.sign_in(user, "google", CLIENT)
+        tokens = sessions.issue_tokens(user, "google", CLIENT)
     response = client.delete("/api/v2/auth/providers/google",
                              headers=bearer(tokens.access_token))
     assert response.status_code == 409

@@ -4,7 +4,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.oauth.conftest import SYMBOLS_CALLBACK
+from tests.support.sites import SYMBOLS_CALLBACK
 
 NEAR_MISSES = [
     "https://evil.example/auth/callback",               # host
@@ -116,8 +116,8 @@ def test_unknown_providers_are_404(client, provider, status, code):
 class TestWithoutCredentials:
     @pytest.fixture
     def settings(self):
-        from tests.oauth.conftest import SITES
-        return {"CLIENT_SITES": SITES}
+        from tests.support.sites import OAUTH_SITES
+        return {"CLIENT_SITES": OAUTH_SITES}
 
     def test_a_provider_without_credentials_is_404_provider_not_enabled(self, client):
         for path in ("/api/v2/auth/google?redirect_uri=" + SYMBOLS_CALLBACK,

@@ -9,8 +9,9 @@ from app.domain import identities
 from app.domain.audit import ClientInfo
 from app.domain.providers import Profile
 from app.domain.sites import Site
-from tests.conftest import PASSWORD
-from tests.pages.conftest import SYMBOLS, csrf_token, submit
+from tests.support.accounts import PASSWORD
+from tests.support.pages import csrf_token, submit
+from tests.support.sites import SYMBOLS
 
 NEW = "a brand new passphrase"
 

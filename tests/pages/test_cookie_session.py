@@ -8,7 +8,7 @@ from typing import Any
 
 from flask.sessions import SecureCookieSessionInterface
 
-from tests.pages.conftest import csrf_token
+from tests.support.pages import csrf_token
 
 # The two journeys may straddle a second: an Expires date is the clock's, Max-Age is the rule.
 EXPIRES = re.compile(r"Expires=[^;]+")

@@ -11,10 +11,11 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import HandoffCode
-from tests.pages.conftest import SITES, SYMBOLS, csrf_token, submit
+from tests.support.pages import csrf_token, submit
+from tests.support.sites import PAGE_SITES, SYMBOLS
 
 NEW = "a brand new passphrase"
-LIMITS = {"CLIENT_SITES": SITES, "RATELIMIT_ENABLED": True,
+LIMITS = {"CLIENT_SITES": PAGE_SITES, "RATELIMIT_ENABLED": True,
           "LIMIT_LOGIN": "1000 per minute", "LIMIT_LOGIN_IP": "1000 per minute",
           "LIMIT_LOGIN_FAILURES": "4 per day", "LIMIT_PASSWORD_CHANGE_FAILURES": "3 per hour",
           "LIMIT_FORGOT": "2 per hour", "LIMIT_SSO": "3 per minute"}

@@ -6,7 +6,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from app.domain import accounts
-from tests.pages.conftest import FOOTPRINTS, SYMBOLS, csrf_token, submit
+from tests.support.pages import csrf_token, submit
+from tests.support.sites import FOOTPRINTS, PAGE_SITES, SYMBOLS
 
 PAGES = ["/login", "/signup", "/forgot-password", "/login?callback=symbols",
          "/login?callback=unknown", "/no-such-page", "/reset-password", "/confirm-email?token=x"]
@@ -172,8 +173,8 @@ def test_sign_out_ends_the_browser_session(signed_in):
 class TestRateLimitedForm:
     @pytest.fixture
     def settings(self):
-        from tests.pages.conftest import SITES
-        return {"CLIENT_SITES": SITES, "RATELIMIT_ENABLED": True, "LIMIT_LOGIN": "2 per minute"}
+        return {"CLIENT_SITES": PAGE_SITES, "RATELIMIT_ENABLED": True,
+                "LIMIT_LOGIN": "2 per minute"}
 
     def test_the_page_says_when_to_try_again(self, client, user):
         for _ in range(2):

@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -24,26 +23,28 @@ import psycopg
 import pytest
 import requests
 
-from tests.infra import LOOPBACK, clean_env, free_port, pdeathsig_prefix
-from tests.production.conftest import (
-    NEW_PASSWORD,
-    PASSWORD,
-    TIMEOUT,
-    Instance,
-    InstanceFactory,
+from tests.infra import free_port
+from tests.support.accounts import PASSWORD
+from tests.support.api import (
     assert_problem,
     get,
     login,
     mailed_links,
-    migrate,
     new_email,
     post,
     refresh,
-    shared_settings,
     signup,
     verify,
-    wait_until,
 )
+from tests.support.deployment import (
+    NEW_PASSWORD,
+    Instance,
+    InstanceFactory,
+    migrate,
+    restart_postgres,
+    shared_settings,
+)
+from tests.support.http import TIMEOUT, wait_until
 
 if TYPE_CHECKING:
     from tests.infra.postgres import PostgresServer
@@ -54,57 +55,6 @@ pytestmark = pytest.mark.e2e
 RECOVERY_SECONDS = 10.0  # "within a few seconds" of a dependency coming back
 QUICK_SECONDS = 1.0  # an answer that does not wait for a dependency that is down
 REDIS_REST_SECONDS = 5  # how long the app leaves a failing Redis alone
-
-
-# PostgreSQL of the test's own ----------------------------------------------------------------
-
-@pytest.fixture
-def own_postgres() -> Iterator[PostgresServer]:
-    """A PostgreSQL server for this test alone, which it may stop and start again."""
-    from tests.infra.postgres import start_postgres
-
-    base = Path(tempfile.mkdtemp(prefix="svc-prod-pg-"))
-    base.chmod(0o711)  # PostgreSQL runs as its own user when the tests run as root
-    server = None
-    try:
-        server = start_postgres(base)
-        yield server
-    finally:
-        try:
-            if server is not None:
-                server.stop()  # raises if it had died on its own
-        finally:
-            shutil.rmtree(base, ignore_errors=True)
-
-
-def restart_postgres(server: PostgresServer) -> None:
-    """Start a stopped server again, on its data folder and port (as start_postgres does, with
-    no initdb); wait until it accepts connections."""
-    from tests.infra.postgres import TEST_SETTINGS
-
-    assert server.process is None, "the server is still running"
-    settings = [arg for k, v in TEST_SETTINGS.items() for arg in ("-c", f"{k}={v}")]
-    run_as: dict[str, Any] = {}
-    if server.run_as is not None:
-        run_as = {"user": server.run_as.uid, "group": server.run_as.gid, "extra_groups": []}
-    with server.log_path.open("ab") as log:
-        server.process = subprocess.Popen(
-            [*pdeathsig_prefix(signal.SIGINT), str(server.bindir / "postgres"),
-             "-D", str(server.data_dir), "-k", str(server.socket_dir), "-h", LOOPBACK,
-             "-p", str(server.port), "-F", *settings],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            cwd=server.data_dir.parent, env=clean_env(), start_new_session=True, **run_as,
-        )
-
-    def accepts() -> bool:
-        assert server.process is not None and server.process.poll() is None, "postgres exited"
-        try:
-            with psycopg.connect(server.conninfo(), connect_timeout=2):
-                return True
-        except psycopg.Error:
-            return False
-
-    wait_until(accepts, 30, "PostgreSQL accepts connections again")
 
 
 # Hosted pages --------------------------------------------------------------------------------

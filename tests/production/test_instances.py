@@ -22,24 +22,26 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
-from tests.production.conftest import (
-    NEW_PASSWORD,
-    Instance,
+from tests.support.api import (
     all_at_once,
     assert_problem,
     login,
     mailed_links,
-    migrate,
     new_email,
-    new_workdir,
     post,
     refresh,
-    shared_settings,
     signup,
-    start_instances,
     verify,
-    wait_until,
 )
+from tests.support.deployment import (
+    NEW_PASSWORD,
+    Instance,
+    migrate,
+    new_workdir,
+    shared_settings,
+    start_instances,
+)
+from tests.support.http import wait_until
 
 if TYPE_CHECKING:
     from tests.infra.postgres import PostgresServer
@@ -233,7 +235,7 @@ def test_concurrent_signups_of_one_email_on_both_instances(deployment: Deploymen
         return post((a, b)[index % 2], "/api/v2/auth/signup",
                     {"email": address, "password": "another fine passphrase"})
 
-    results = all_at_once(50, sign_up)
+    results = all_at_once(50, sign_up, return_errors=True)
     errors = [r for r in results if not isinstance(r, requests.Response)]
     assert not errors, errors
     statuses = Counter(r.status_code for r in results)
@@ -256,7 +258,8 @@ def test_concurrent_refreshes_of_one_token_on_both_instances(deployment: Deploym
     user_id = first["user"]["id"]
     original_session = verify(a, first["access_token"]).json()["session_id"]
 
-    results = all_at_once(20, lambda i: refresh((a, b)[i % 2], first["refresh_token"]))
+    results = all_at_once(20, lambda i: refresh((a, b)[i % 2], first["refresh_token"]),
+                          return_errors=True)
     errors = [r for r in results if not isinstance(r, requests.Response)]
     assert not errors, errors
     assert [r.status_code for r in results] == [200] * 20, [r.text for r in results]

@@ -14,18 +14,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.infra import LOOPBACK
-from tests.production.conftest import (
+from tests.support.api import mailed_links, new_email, post, signup
+from tests.support.deployment import (
     NEW_PASSWORD,
     InstanceFactory,
-    mailed_links,
     migrate,
-    new_email,
-    post,
+    restart_postgres,
     shared_settings,
-    signup,
-    wait_until,
 )
-from tests.production.test_faults import own_postgres, restart_postgres  # noqa: F401 (fixture)
+from tests.support.http import wait_until
 
 if TYPE_CHECKING:
     from tests.infra.postgres import PostgresServer
@@ -38,7 +35,7 @@ def links(mail: Path, addresses: list[str], path: str) -> dict[str, list[str]]:
 
 
 def test_the_database_going_away_while_mail_is_sent_loses_and_repeats_nothing(
-        own_postgres: PostgresServer, instance_factory: InstanceFactory,  # noqa: F811
+        own_postgres: PostgresServer, instance_factory: InstanceFactory,
         workdir: Path) -> None:
     database_url = own_postgres.create_database("svc")
     migrate(workdir, database_url)

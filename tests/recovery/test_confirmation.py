@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import PASSWORD
+from tests.support.accounts import PASSWORD
 
 
 def signup(client, email="new@example.com"):

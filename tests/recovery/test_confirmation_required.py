@@ -5,15 +5,16 @@ client site through single sign-on."""
 
 import pytest
 
-from tests.conftest import PASSWORD
-from tests.pages.conftest import SITES, SYMBOLS, submit
+from tests.support.accounts import PASSWORD
+from tests.support.pages import submit
+from tests.support.sites import PAGE_SITES, SYMBOLS
 
 NEW = "new@example.com"
 
 
 @pytest.fixture
 def settings():
-    return {"REQUIRE_EMAIL_CONFIRMATION": True, "CLIENT_SITES": SITES}
+    return {"REQUIRE_EMAIL_CONFIRMATION": True, "CLIENT_SITES": PAGE_SITES}
 
 
 def api_signup(client):

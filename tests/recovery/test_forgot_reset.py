@@ -4,7 +4,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.conftest import PASSWORD, bearer
+from tests.support.accounts import PASSWORD
+from tests.support.http import bearer
 
 NEW_PASSWORD = "a brand new passphrase"
 

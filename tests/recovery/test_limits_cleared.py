@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.pages.conftest import submit
+from tests.support.pages import submit
 
 NEW_PASSWORD = "a brand new passphrase"
 

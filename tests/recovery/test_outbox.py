@@ -14,7 +14,7 @@ from app.domain import recovery
 from app.domain.audit import ClientInfo
 from app.extensions import db
 from app.models import MailJob
-from tests.pages.conftest import submit
+from tests.support.pages import submit
 
 NEW = "a brand new passphrase"
 # Long enough that a mail sent within the test was sent because the worker was woken.

@@ -15,7 +15,7 @@ from app.domain.mail import MemoryTransport
 from app.domain.outbox import Outbox, _Worker, schedule
 from app.extensions import db
 from app.models import MailJob
-from tests.conftest import build_app, dispose_app
+from tests.support.apps import build_app, dispose_app
 
 TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)
 

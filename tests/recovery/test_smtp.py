@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.conftest import PASSWORD
+from tests.support.accounts import PASSWORD
 
 
 class Collector:

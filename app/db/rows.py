@@ -1,4 +1,4 @@
-"""Writing new rows with a plain INSERT instead of the ORM's unit of work.
+"""Writing rows with plain statements instead of the ORM's unit of work: new rows, and claims.
 
 Sign-in and refresh write a session, a refresh token and an audit event. On the login path this
 runs just after argon2 has swept 19 MiB through the CPU caches, and there the unit of work's
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import insert
+from sqlalchemy import ColumnElement, insert, update
 from sqlalchemy.orm import make_transient_to_detached
 
 from app.extensions import db
@@ -33,3 +33,16 @@ def insert_loaded(model: type[M], columns: dict[str, Any], **related: Any) -> M:
     make_transient_to_detached(instance)
     db.session.add(instance)
     return instance
+
+
+def claim_once(model: type[Any], where: ColumnElement[bool], unclaimed: Any,
+               **values: Any) -> bool:
+    """Set `values` on the row `where` selects if its `unclaimed` column is still NULL; True for
+    the one caller that did. However many requests race for a row (a code redeemed twice, a
+    refresh token rotated by two tabs), one wins: the UPDATE reads the row again under its write
+    lock. Runs in the caller's transaction; the ORM's copies of the row are left as they were."""
+    claimed = db.session.execute(
+        update(model).where(where, unclaimed.is_(None)).values(**values)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    return bool(claimed == 1)

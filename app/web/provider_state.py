@@ -16,7 +16,7 @@ from flask import session
 
 from app.domain.errors import InvalidState
 from app.domain.providers import Profile
-from app.targets import Target
+from app.web.targets import Target
 
 _KEY = "svc_oauth"
 MAX_PENDING = 5

@@ -7,7 +7,7 @@ so an instance can answer from a short per-process cache plus one Redis read, an
 instance is refused on every other at once.
 
 When Redis fails (README, "Faults"):
-- One failure makes the directory leave Redis alone for REDIS_REST_SECONDS: checks go to the
+- One failure makes the lookup leave Redis alone for REDIS_REST_SECONDS: checks go to the
   database and revocations wait, so a hung Redis costs one timeout per rest, not one per call.
 - The cache is not trusted across a failure: entries fetched before it may miss revocations
   that other instances could not publish, and nothing is cached until Redis answers again.
@@ -31,16 +31,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from redis import Redis, RedisError
-from sqlalchemy import bindparam, event, func, literal_column, select
-from sqlalchemy.orm import Session
+from sqlalchemy import BindParameter, ColumnElement, bindparam, func, literal_column, select
 
-from app.domain.driver_query import DriverQuery
+from app.db.driver_query import DriverQuery
 from app.extensions import db
 from app.models import AuthSession, Identity, User
 
 log = logging.getLogger("svc_auth.sessions")
 
-_PENDING = "svc_revoked_sessions"  # session.info key: ids revoked in the open transaction
 REDIS_REST_SECONDS = 5
 REPUBLISH_SECONDS = 0.5
 UNPUBLISHED_LIMIT = 10_000  # per process; beyond it the oldest are left to the database
@@ -64,10 +62,10 @@ class _Cached:
     account: Account
     session_expires_at: datetime
     fetched_at: float
-    generation: int  # the directory's generation when fetched: a later failure voids it
+    generation: int  # the lookup's generation when fetched: a later failure voids it
 
 
-class SessionDirectory:
+class LiveSessions:
     def __init__(self, redis_url: str | None, *, revoked_ttl: int, cache_seconds: float,
                  cache_size: int = 10_000) -> None:
         self.redis = (Redis.from_url(redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
@@ -100,7 +98,7 @@ class SessionDirectory:
 
     def _query(self, session_id: str, user_id: str, at: datetime, *,
                cache: bool) -> Account | None:
-        # Straight on the driver (domain/driver_query.py): no ORM unit of work, no pool checkout.
+        # Straight on the driver (db/driver_query.py): no ORM unit of work, no pool checkout.
         if self._lookup is None or self._lookup.engine is not db.engine:
             self._lookup = DriverQuery(_LIVE_ACCOUNT, db.engine)
         generation = self._generation
@@ -235,6 +233,22 @@ class SessionDirectory:
             log.warning("redis answers again: %d kept revocations published", count)
 
 
+# What "this session is live" means, the one definition: neither revoked nor expired, and its
+# account not disabled. In SQL, with the session's account (User) joined; in Python, on a loaded
+# session.
+
+def live_conditions(at: datetime | BindParameter[datetime]) -> tuple[ColumnElement[bool], ...]:
+    """The conditions of a live session, for a statement that joins the session's User."""
+    return (AuthSession.revoked_at.is_(None), AuthSession.expires_at > at,
+            User.disabled_at.is_(None))
+
+
+def is_live(session: AuthSession, at: datetime) -> bool:
+    """The same conditions, on a loaded session."""
+    return (session.revoked_at is None and session.expires_at > at
+            and session.user.disabled_at is None)
+
+
 _LIVE_ACCOUNT = (
     select(User.id, User.email, User.full_name, User.plan, User.email_verified,
            AuthSession.expires_at,
@@ -244,30 +258,9 @@ _LIVE_ACCOUNT = (
     .join(User, User.id == AuthSession.user_id)
     .where(AuthSession.id == bindparam("session_id"),
            AuthSession.user_id == bindparam("user_id"),
-           AuthSession.revoked_at.is_(None),
-           AuthSession.expires_at > bindparam("at", type_=AuthSession.expires_at.type),
-           User.disabled_at.is_(None))
+           *live_conditions(bindparam("at", type_=AuthSession.expires_at.type)))
 )
 
 
 def _key(session_id: str) -> str:
     return f"svc-auth:revoked:{session_id}"
-
-
-def note_revoked(session_ids: Iterable[str]) -> None:
-    """Remember revocations of the open transaction, to publish when (and if) it commits."""
-    db.session.info.setdefault(_PENDING, set()).update(session_ids)
-
-
-@event.listens_for(Session, "after_commit")
-def _publish_after_commit(session: Session) -> None:
-    revoked = session.info.pop(_PENDING, None)
-    if revoked:
-        from app.domain.services import services
-
-        services().directory.publish_revoked(revoked)
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget_after_rollback(session: Session) -> None:
-    session.info.pop(_PENDING, None)

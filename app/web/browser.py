@@ -1,5 +1,5 @@
-"""The service's own browser session (Flask-Login), backed by a session row like any other, so
-it shows in the account's session list and ends with "sign out everywhere" or a password reset.
+"""The browser session's glue: Flask-Login and the cookies. What a browser session is, and how
+one opens, is the domain's (app/domain/browser_sessions.py).
 
 Each sign-in also leaves a known-device cookie (domain/known_devices.py), which outlives the
 session: the next sign-in to that account from this browser is not held back by the failures of
@@ -7,16 +7,21 @@ strangers on it (domain/throttle.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
 from flask import Response, after_this_request, current_app, redirect, request, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
 
-from app.api.shaping import client_info
-from app.database import writes
-from app.domain import handoff, known_devices, sessions
-from app.extensions import db, login_manager
+from app.domain import browser_sessions, handoff, known_devices, sessions
+from app.domain.browser_sessions import BrowserSignIn
+from app.extensions import login_manager
 from app.models import AuthSession, User
-from app.targets import Target, send_back
+from app.web.client import client_info
+from app.web.targets import Target, send_back
 
+T = TypeVar("T")
 DEVICE_COOKIE_DAYS = 400  # the longest a browser keeps a cookie (RFC 6265bis)
 
 
@@ -66,22 +71,50 @@ def current() -> BrowserUser | None:
     return found if isinstance(found, BrowserUser) else None
 
 
-@writes
-def sign_in(user: User, provider: str) -> BrowserUser:
-    """Sign this browser in as `user`. Whatever the cookie held before is dropped first, so a
-    session planted before sign-in is worth nothing after it (session fixation)."""
+@dataclass(frozen=True)
+class Landing(Generic[T]):
+    """The two halves of a sign-in that ends on this service's side: `opening` runs inside the
+    domain's unit of work (domain/sessions.py, Opening); `land` answers once it has committed."""
+
+    opening: sessions.Opening[T]
+    land: Callable[[T, str], Response]
+
+    def complete(self, user: User, provider: str) -> Response:
+        """For a user whose credential was already authenticated: open, then land."""
+        return self.land(self.opening(user, provider), provider)
+
+
+def sign_in_here(target: Target | None) -> Landing[BrowserSignIn]:
+    """Sign this browser in: the session it held ends, a new one opens, and the person goes
+    back to the client site `target` names with a code, or else to the account page."""
     previous = current()
-    if previous is not None:  # signing in again: the session this cookie held ends
-        sessions.log_out(previous.auth_session.id, previous.user.id, sessions.LogoutScope.LOCAL,
-                         client_info())
-    auth_session = sessions.open_session(user, provider, client_info())
-    db.session.commit()
+    opening = browser_sessions.for_browser(
+        client_info(), replacing=previous.auth_session if previous else None,
+        hand_to=target.hand_to() if target else None)
+
+    def land(opened: BrowserSignIn, provider: str) -> Response:
+        _hold(opened.session)
+        if target is None:
+            return redirect(url_for("pages.account"))
+        assert opened.code is not None
+        return send_back(target, code=opened.code, provider=provider)
+
+    return Landing(opening, land)
+
+
+def code_for_site(target: Target) -> Landing[str]:
+    """A sign-in a client site started through its API: no session here, a code for the site."""
+    return Landing(handoff.code_for(target.hand_to()),
+                   lambda code, provider: send_back(target, code=code, provider=provider))
+
+
+def _hold(auth_session: AuthSession) -> None:
+    """Keep the new session in this browser's cookie. Whatever the cookie held before is
+    dropped, so nothing planted in it before sign-in survives (session fixation)."""
     session.clear()
-    browser_user = BrowserUser(auth_session)
-    login_user(browser_user)
+    login_user(BrowserUser(auth_session))
     session.permanent = True
-    _remember_device(user)
-    return browser_user
+    _remember_device(auth_session.user)
 
 
 def sign_out() -> None:
@@ -94,7 +127,7 @@ def sign_out() -> None:
 
 
 def hand_back(browser_user: BrowserUser, target: Target) -> Response:
-    """Send a signed-in person to a client site with a fresh one-time code."""
+    """Send a signed-in person to a client site with a fresh one-time code (single sign-on)."""
     provider = browser_user.auth_session.provider
-    code = handoff.issue(browser_user.user, provider, target.redirect_uri, target.code_challenge)
+    code = handoff.issue_code(browser_user.user, provider, target.hand_to())
     return send_back(target, code=code, provider=provider)

@@ -1,4 +1,5 @@
-"""The long-lived objects the domain needs (hasher, token issuer), built once per app."""
+"""The domain's tools that are built once per app from its settings: the password hasher, the
+access-token issuer (with its keyring) and the live-session lookup."""
 
 from __future__ import annotations
 
@@ -8,20 +9,22 @@ from typing import Any
 
 from flask import current_app
 
-from app.domain.directory import SessionDirectory
 from app.domain.keys import Keyring
+from app.domain.live_sessions import LiveSessions
 from app.domain.passwords import Hasher
 from app.domain.tokens import AccessTokens
 
+TOOLS_KEY = "svc_auth.domain_tools"  # where the app keeps them, in app.extensions
+
 
 @dataclass(frozen=True)
-class Services:
+class DomainTools:
     hasher: Hasher
     access_tokens: AccessTokens
-    directory: SessionDirectory
+    live_sessions: LiveSessions
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], instance_path: str) -> Services:
+    def from_config(cls, config: dict[str, Any], instance_path: str) -> DomainTools:
         clock = config["CLOCK"]
         keyring = Keyring(
             config["JWT_ALG"], config["JWT_KEYS"], Path(instance_path) / "jwt-keys.json",
@@ -35,7 +38,7 @@ class Services:
                 keyring, issuer=config["PUBLIC_URL"], audience=config["JWT_AUDIENCE"],
                 ttl=int(config["ACCESS_TOKEN_TTL"]), leeway=int(config["JWT_LEEWAY"]),
             ),
-            directory=SessionDirectory(
+            live_sessions=LiveSessions(
                 config["REDIS_URL"],
                 # A revoked session's access tokens live at most this long.
                 revoked_ttl=int(config["ACCESS_TOKEN_TTL"]) + int(config["JWT_LEEWAY"]),
@@ -44,6 +47,7 @@ class Services:
         )
 
 
-def services() -> Services:
-    found: Services = current_app.extensions["svc-auth"]
+def tools() -> DomainTools:
+    """The current app's tools."""
+    found: DomainTools = current_app.extensions[TOOLS_KEY]
     return found

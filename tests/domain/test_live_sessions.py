@@ -1,6 +1,6 @@
-"""The session directory when Redis fails (app/domain/directory.py): checks and revocations leave
-a failing Redis alone for a while, revocations that could not be published are published once it
-answers, and no instance trusts its cache across a failure or a Redis that lost its data.
+"""The live-session lookup when Redis fails (app/domain/live_sessions.py): checks and revocations
+leave a failing Redis alone for a while, revocations that could not be published are published
+once it answers, and no instance trusts its cache across a failure or a Redis that lost its data.
 
 Two apps on one database are two instances; they share a Redis stand-in that can be made to fail.
 The production tests do the same with real gunicorn instances and a real Redis.
@@ -16,9 +16,10 @@ import pytest
 import redis
 from flask import Flask
 
-from app.domain import directory
-from app.domain.services import services
-from tests.conftest import bearer, build_app, dispose_app
+from app.domain import live_sessions
+from app.domain.tools import TOOLS_KEY, tools
+from tests.support.apps import build_app, dispose_app
+from tests.support.http import bearer
 
 
 class FakeRedis:
@@ -82,20 +83,20 @@ def shared_redis() -> FakeRedis:
     return FakeRedis()
 
 
-BACKGROUND_REPUBLISHER = directory.SessionDirectory._start_republisher
+BACKGROUND_REPUBLISHER = live_sessions.LiveSessions._start_republisher
 
 
 @pytest.fixture(autouse=True)
 def short_rests(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(directory, "REDIS_REST_SECONDS", 0.3)
+    monkeypatch.setattr(live_sessions, "REDIS_REST_SECONDS", 0.3)
     # Only the test of the background retry has one: the others show what requests do alone.
-    monkeypatch.setattr(directory.SessionDirectory, "_start_republisher", lambda self: None)
+    monkeypatch.setattr(live_sessions.LiveSessions, "_start_republisher", lambda self: None)
 
 
 @pytest.fixture
 def a(app: Flask, shared_redis: FakeRedis) -> Flask:
     with app.app_context():
-        services().directory.redis = shared_redis
+        tools().live_sessions.redis = shared_redis
     return app
 
 
@@ -104,7 +105,7 @@ def b(tmp_path: Any, clock: Any, settings: dict[str, Any], database_url: str,
       shared_redis: FakeRedis, a: Flask) -> Iterator[Flask]:
     other = build_app(tmp_path / "instance", clock, settings, database_url)  # same keys
     with other.app_context():
-        services().directory.redis = shared_redis
+        tools().live_sessions.redis = shared_redis
     yield other
     dispose_app(other)
 
@@ -118,7 +119,7 @@ def logout(app: Flask, token: str) -> int:
 
 
 def wait_rest_out() -> None:
-    time.sleep(directory.REDIS_REST_SECONDS + 0.05)
+    time.sleep(live_sessions.REDIS_REST_SECONDS + 0.05)
 
 
 def test_a_failing_redis_costs_logouts_one_attempt_per_rest(a, user, login, shared_redis):
@@ -148,8 +149,8 @@ def test_revocations_kept_through_a_failure_are_published_before_the_next_check(
 
 def test_kept_revocations_are_published_in_the_background_once_redis_answers(
         a, b, user, login, shared_redis, monkeypatch):
-    monkeypatch.setattr(directory, "REPUBLISH_SECONDS", 0.05)
-    monkeypatch.setattr(directory.SessionDirectory, "_start_republisher", BACKGROUND_REPUBLISHER)
+    monkeypatch.setattr(live_sessions, "REPUBLISH_SECONDS", 0.05)
+    monkeypatch.setattr(live_sessions.LiveSessions, "_start_republisher", BACKGROUND_REPUBLISHER)
     token = login(user)["access_token"]
     assert verify(b, token) == 200
     shared_redis.failing = True
@@ -172,7 +173,7 @@ def test_an_instance_that_saw_redis_fail_does_not_trust_its_cache_after(
     assert logout(a, token) == 204  # A cannot publish (and does not try again for a while)
     shared_redis.failing = False
     wait_rest_out()
-    a_directory = a.extensions["svc-auth"].directory
+    a_directory = a.extensions[TOOLS_KEY].live_sessions
     a_directory._unpublished.clear()  # say A's memory is lost: B must still refuse
     assert verify(b, token) == 401
 
@@ -184,8 +185,8 @@ def test_nothing_read_while_redis_fails_is_cached(a, b, user, login, shared_redi
     shared_redis.failing = False
     wait_rest_out()
     with a.app_context():
-        a.extensions["svc-auth"].directory.redis = FakeRedis()  # A cut off from B's Redis
-        a.extensions["svc-auth"].directory.redis.failing = True
+        a.extensions[TOOLS_KEY].live_sessions.redis = FakeRedis()  # A cut off from B's Redis
+        a.extensions[TOOLS_KEY].live_sessions.redis.failing = True
     assert logout(a, token) == 204
     assert verify(b, token) == 401
 

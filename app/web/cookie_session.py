@@ -12,7 +12,7 @@ from __future__ import annotations
 from flask import Flask, Request, Response
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface, SessionMixin
 
-from app.response_headers import add_vary
+from app.web.headers import add_vary
 
 
 class CookieSessionInterface(SecureCookieSessionInterface):

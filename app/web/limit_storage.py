@@ -36,7 +36,7 @@ log = logging.getLogger("svc_auth.ratelimits")
 REDIS_REST_SECONDS = 5
 SCHEME_SUFFIX = "+db"
 
-# What reading a limit's storage may raise (app/api/ratelimits.py's 429 falls back on these).
+# What reading a limit's storage may raise (app/web/ratelimits.py's 429 falls back on these).
 STORAGE_ERRORS: tuple[type[Exception], ...] = (RedisError, SQLAlchemyError, OSError)
 
 
@@ -96,7 +96,7 @@ class RedisOrDatabaseStorage(Storage):
         row = _live_row(key)
         if row is None:
             # Counted in Redis, which cannot say when its window ends: the caller falls back
-            # to the limit's whole period (app/api/ratelimits.py), not "now".
+            # to the limit's whole period (app/web/ratelimits.py), not "now".
             raise failure or RedisError("the window of this limit is not known")
         return row.expires_at.timestamp()
 

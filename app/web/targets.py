@@ -22,6 +22,10 @@ class Target:
     state: str | None = None
     code_challenge: str | None = None
 
+    def hand_to(self) -> handoff.HandTo:
+        """Where a code for this target goes, as the domain keeps it."""
+        return handoff.HandTo(self.redirect_uri, self.code_challenge)
+
     def query(self) -> dict[str, str]:
         """The target as query parameters, to carry it to the next page."""
         carried = {"redirect_uri": self.redirect_uri}

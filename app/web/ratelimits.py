@@ -22,13 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import current_app, request
-from flask_limiter.util import get_remote_address
 from flask_login import current_user
 from redis import RedisError
 
 from app.domain.addresses import key as email_key
 from app.domain.throttle import network_key
 from app.extensions import limiter
+from app.web.client import client_ip
 
 log = logging.getLogger("svc_auth.ratelimits")
 
@@ -49,11 +49,6 @@ def retry_after() -> int:
                   type(error).__name__)
         return int(current.limit.get_expiry())
     return max(1, math.ceil(reset_at - time.time()))
-
-
-def client_ip() -> str:
-    """The client's full address, as sessions and the audit trail keep it."""
-    return get_remote_address() or "unknown"
 
 
 def limit_key_ip() -> str:

@@ -1,0 +1,14 @@
+"""The password sign-in of both API versions: authenticate, then a session and its first tokens
+(the versions differ only in the body they read and the JSON they answer)."""
+
+from __future__ import annotations
+
+from app.domain import accounts, sessions
+from app.domain.sessions import IssuedTokens
+from app.web.client import client_info
+
+
+def sign_in_with_password(untrusted_email: str, password: str) -> IssuedTokens:
+    client = client_info()
+    user = accounts.authenticate(untrusted_email, password, client)
+    return sessions.issue_tokens(user, "password", client)

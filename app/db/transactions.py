@@ -1,0 +1,131 @@
+"""Units of work: how a change is written, committed once, and what runs after it commits.
+
+The rule (README, "Code map"): a view calls one domain function marked @writes for the change it
+makes. That function is the unit of work: the outermost @writes commits once when it returns and
+rolls back if it raises; @writes functions it calls join its transaction. Nothing else commits.
+A refusal that must be remembered although the request fails (a burned code, a session revoked
+after a refresh token was reused) is raised with `kept(error)`: its unit commits, then raises.
+
+SQLite allows one writer at a time. A deferred transaction that reads and then writes fails at
+once ("database is locked") when another connection wrote in between, instead of waiting. So a
+unit of work begins IMMEDIATE, taking the write lock up front and queueing behind other writers
+for up to the busy timeout. Everything else begins deferred and, in WAL mode, never waits for a
+writer. PostgreSQL needs none of this: there @writes only ends the read transaction before it.
+
+The factory installs the listeners on the app's own engine and session (`init_app`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from contextvars import ContextVar
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
+
+from flask import Flask
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.orm import Session
+
+from app.extensions import db
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S")
+E = TypeVar("E", bound=BaseException)
+
+_writing: ContextVar[bool] = ContextVar("svc_auth_writing", default=False)
+_KEPT = "_svc_kept_writes"  # set on an error whose unit of work commits before it is raised
+_UNTIL_COMMIT = "svc_until_commit"  # session.info key: state that lives until the commit
+
+
+def writes(function: Callable[P, R]) -> Callable[P, R]:
+    """Make a domain function a unit of work (see the module's doc)."""
+
+    @wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        if _writing.get():  # inside another unit of work: join it
+            return function(*args, **kwargs)
+        db.session.commit()  # end the read transaction before, keeping what it loaded
+        token = _writing.set(True)
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as error:
+            if getattr(error, _KEPT, False):
+                db.session.commit()
+            else:
+                db.session.rollback()
+            raise
+        else:
+            db.session.commit()
+        finally:
+            _writing.reset(token)
+        return result
+
+    return run
+
+
+def kept(error: E) -> E:
+    """`error`, marked so that the unit of work it leaves commits what it wrote first."""
+    setattr(error, _KEPT, True)
+    return error
+
+
+def until_commit(key: str, start: Callable[[], S], finish: Callable[[S], None]) -> S:
+    """State that lives as long as the current transaction: made by `start()` at its first use,
+    handed to `finish` once the transaction commits, dropped if it rolls back."""
+    held: dict[str, tuple[Any, Callable[[Any], None]]] = db.session.info.setdefault(
+        _UNTIL_COMMIT, {})
+    if key not in held:
+        held[key] = (start(), finish)
+    state: S = held[key][0]
+    return state
+
+
+def _finish_after_commit(session: Session) -> None:
+    for state, finish in session.info.pop(_UNTIL_COMMIT, {}).values():
+        finish(state)
+
+
+def _drop_after_rollback(session: Session) -> None:
+    session.info.pop(_UNTIL_COMMIT, None)
+
+
+def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    if not isinstance(dbapi_connection, sqlite3.Connection):
+        return
+    # Let SQLAlchemy's "begin" event (below) issue BEGIN, instead of the sqlite3 module.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.execute("PRAGMA busy_timeout = 15000")
+    if cursor.execute("PRAGMA database_list").fetchone()[2]:  # a file, not :memory:
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.close()
+
+
+def _begin_on_sqlite(connection: Connection) -> None:
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if _writing.get() else "BEGIN")
+
+
+def _listen_once(target: Any, name: str, listener: Callable[..., Any]) -> None:
+    if not event.contains(target, name, listener):
+        event.listen(target, name, listener)
+
+
+def install(engine: Engine) -> None:
+    """Set up `engine`'s connections (SQLite: foreign keys, busy timeout, WAL, our BEGIN)."""
+    _listen_once(engine, "connect", _configure_sqlite)
+    _listen_once(engine, "begin", _begin_on_sqlite)
+
+
+def init_app(app: Flask) -> None:
+    """Install the listeners on the app's engines and on the session they share."""
+    with app.app_context():
+        for engine in db.engines.values():
+            install(engine)
+    _listen_once(db.session, "after_commit", _finish_after_commit)
+    _listen_once(db.session, "after_rollback", _drop_after_rollback)

@@ -1,0 +1,39 @@
+"""The service's own browser session, as the domain sees it: a session row like any other (so it
+shows in the account's session list and ends with "sign out everywhere" or a reset), opened when
+a person signs in on the hosted pages. The Flask-Login and cookie side is app/web/browser.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.db.transactions import writes
+from app.domain import handoff, sessions
+from app.domain.audit import ClientInfo
+from app.models import AuthSession, User
+
+
+@dataclass(frozen=True)
+class BrowserSignIn:
+    session: AuthSession
+    code: str | None  # for the client site the sign-in came from, if any
+
+
+@writes
+def open_browser_session(user: User, provider: str, client: ClientInfo, *,
+                         replacing: AuthSession | None, hand_to: handoff.HandTo | None
+                         ) -> BrowserSignIn:
+    """Sign a browser in as `user`, in one unit of work: the session the browser held before
+    ends (so one planted before sign-in is worth nothing after it: session fixation), a new one
+    opens, and the client site it came from gets a code."""
+    if replacing is not None:
+        sessions.log_out(replacing.id, replacing.user_id, sessions.LogoutScope.LOCAL, client)
+    session = sessions.open_session(user, provider, client)
+    code = handoff.issue_code(user, provider, hand_to) if hand_to is not None else None
+    return BrowserSignIn(session, code)
+
+
+def for_browser(client: ClientInfo, *, replacing: AuthSession | None,
+                hand_to: handoff.HandTo | None) -> sessions.Opening[BrowserSignIn]:
+    """The opening of a sign-in on the hosted pages (domain/sessions.py, Opening)."""
+    return lambda user, provider: open_browser_session(user, provider, client,
+                                                       replacing=replacing, hand_to=hand_to)

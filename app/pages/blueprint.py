@@ -1,0 +1,78 @@
+"""The hosted pages' blueprint, and their errors: HTML pages, never JSON."""
+
+from __future__ import annotations
+
+import math
+
+from flask import Blueprint, render_template
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from app.domain.errors import AuthError, InvalidResetToken, RateLimited
+from app.domain.providers import DISPLAY_NAMES
+from app.pages.devices import describe
+from app.web.errors import Failure, register_failures
+
+bp = Blueprint("pages", __name__)
+bp.add_app_template_filter(describe, "device")
+bp.add_app_template_global(DISPLAY_NAMES, "provider_names")
+
+ERROR_TEXT = {
+    400: ("This request could not be used", "Go back and try again."),
+    404: ("There is nothing here", "Check the address, or start again from the site you came "
+                                   "from."),
+    405: ("There is nothing here", "Check the address."),
+    429: ("Slow down a little", "Wait a little, then try again."),
+    500: ("Something went wrong on our side", "Try again in a moment."),
+    503: ("We are briefly unavailable", "Try again in a moment."),
+}
+
+
+def error_page(status: int, detail: str | None = None, *,
+               retry_after: int | None = None) -> tuple[str, int, dict[str, str]]:
+    title, advice = ERROR_TEXT.get(status, ERROR_TEXT[400])
+    headers = {"Retry-After": str(retry_after)} if retry_after else {}
+    return (render_template("errors/page.html", title=title, detail=detail or advice,
+                            status=status, retry_after=retry_after), status, headers)
+
+
+@bp.errorhandler(AuthError)
+def _auth_error(error: AuthError) -> tuple[str, int]:
+    if isinstance(error, InvalidResetToken):
+        return render_template("errors/reset_link.html", error=error), error.status
+    return render_template("errors/auth_error.html", error=error), error.status
+
+
+@bp.errorhandler(RateLimited)
+def _throttled(error: RateLimited) -> tuple[str, int, dict[str, str]]:
+    return _render_failure(Failure(429, error.code, error.retry_after))
+
+
+@bp.errorhandler(CSRFError)
+def _csrf_failed(_error: CSRFError) -> tuple[str, int, dict[str, str]]:
+    return error_page(400, "This form expired or did not come from this site. Reload the page "
+                           "and try again.")
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException) -> tuple[str, int, dict[str, str]]:
+    return error_page(error.code or 500)
+
+
+def _render_failure(failure: Failure) -> tuple[str, int, dict[str, str]]:
+    if failure.status == 429 and failure.retry_after is not None:
+        return error_page(429, f"Too many attempts. Try again in {duration(failure.retry_after)}.",
+                          retry_after=failure.retry_after)
+    return error_page(failure.status, retry_after=failure.retry_after)
+
+
+register_failures(bp, _render_failure)
+
+
+def duration(seconds: int) -> str:
+    """A wait as a person reads it: seconds, minutes, or (a day's limit) hours."""
+    if seconds < 90:
+        return f"{seconds} seconds"
+    if seconds < 90 * 60:
+        return f"{math.ceil(seconds / 60)} minutes"
+    return f"{math.ceil(seconds / 3600)} hours"

@@ -1,0 +1,148 @@
+"""Errors, answered alike by every surface: the 429 of a rate limit, the 503 of a database or Redis
+that does not answer, and the 500 of anything unexpected are decided here once; each surface
+only renders them (`Failure`). Machine-facing paths answer with problem bodies (RFC 9457,
+application/problem+json), never HTML and never a trace; the hosted pages with HTML pages."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+from flask.typing import ResponseReturnValue
+from flask_limiter.errors import RateLimitExceeded
+from redis import RedisError
+from sqlalchemy.exc import OperationalError
+from werkzeug.exceptions import HTTPException
+
+from app.domain.errors import AuthError, BearerError, InvalidBody, RateLimited
+from app.web import ratelimits
+
+log = logging.getLogger("svc_auth.web")
+
+API_PREFIX = "/api/"
+# Paths whose errors are problem bodies: the API, and the machine-facing endpoints beside it.
+MACHINE_PREFIXES = (API_PREFIX, "/.well-known/", "/health", "/metrics")
+DEPENDENCY_RETRY_AFTER = 5
+
+# Stable codes for the HTTP errors raised outside our own views.
+_HTTP_CODES = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+    405: "method_not_allowed", 406: "not_acceptable", 413: "payload_too_large",
+    415: "unsupported_media_type", 429: "rate_limited", 500: "internal_error",
+    503: "service_unavailable",
+}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An error as every surface answers it; the surface chooses the words and the format."""
+
+    status: int
+    code: str
+    retry_after: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Render = Callable[[Failure], ResponseReturnValue]
+
+
+def register_failures(blueprint: Blueprint, render: Render) -> None:
+    """The 429, 503 and 500 handlers, the same for every surface, rendered by `render`."""
+    blueprint.register_error_handler(
+        RateLimitExceeded,
+        lambda _error: render(_too_many(ratelimits.retry_after())))
+    for unavailable in (OperationalError, RedisError):
+        blueprint.register_error_handler(
+            unavailable, lambda error: render(_dependency_unavailable(error)))
+    blueprint.register_error_handler(Exception, lambda error: render(_unexpected(error)))
+
+
+def _too_many(retry_after: int) -> Failure:
+    return Failure(429, "rate_limited", retry_after, {"Retry-After": str(retry_after)})
+
+
+def _dependency_unavailable(error: Exception) -> Failure:
+    """The database, or Redis when rate limits fail closed, does not answer."""
+    log.error("%s unavailable: %s", "redis" if isinstance(error, RedisError) else "database",
+              type(error).__name__)
+    return Failure(503, "service_unavailable", DEPENDENCY_RETRY_AFTER,
+                   {"Retry-After": str(DEPENDENCY_RETRY_AFTER)})
+
+
+def _unexpected(_error: Exception) -> Failure:
+    log.exception("unhandled error on %s %s", request.method, request.path)
+    return Failure(500, "internal_error")
+
+
+# Problem bodies ------------------------------------------------------------------------------
+
+def problem(status: int, code: str, detail: str, *, headers: dict[str, str] | None = None,
+            **extra: Any) -> Response:
+    body = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
+            "code": code, "detail": detail, **extra}
+    response = jsonify(body)
+    response.status_code = status
+    response.mimetype = "application/problem+json"
+    response.headers["Cache-Control"] = "no-store"
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+_PROBLEM_DETAIL = {
+    429: "Too many attempts. Try again later.",
+    500: "Something went wrong on our side.",
+    503: "The service is unavailable. Try again shortly.",
+}
+
+
+def _failure_problem(failure: Failure) -> Response:
+    extra = {"retry_after": failure.retry_after} if failure.status == 429 else {}
+    return problem(failure.status, failure.code, _PROBLEM_DETAIL[failure.status],
+                   headers=failure.headers, **extra)
+
+
+def _auth_error(error: AuthError) -> Response:
+    extra: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+    if isinstance(error, InvalidBody) and error.errors:
+        extra["errors"] = error.errors
+    if isinstance(error, RateLimited):  # the same contract as flask-limiter's 429s
+        headers["Retry-After"] = str(error.retry_after)
+        extra["retry_after"] = error.retry_after
+    if isinstance(error, BearerError):
+        headers["WWW-Authenticate"] = (
+            'Bearer realm="svc-auth"' if error.code == "missing_token"
+            else f'Bearer realm="svc-auth", error="invalid_token", error_description="{error.code}"'
+        )
+    return problem(error.status, error.code, error.detail, headers=headers, **extra)
+
+
+def http_error(error: HTTPException) -> Response:
+    status = error.code or 500
+    detail = {
+        404: "There is nothing at this address.",
+        405: f"{request.method} is not allowed here.",
+        413: "The request body is larger than 64 KiB.",
+    }.get(status, error.description or "The request could not be processed.")
+    allowed = getattr(error, "valid_methods", None)
+    headers = {"Allow": ", ".join(allowed)} if allowed else {}
+    return problem(status, _HTTP_CODES.get(status, "http_error"), detail, headers=headers)
+
+
+def register_problem_errors(blueprint: Blueprint) -> None:
+    """Every error of a machine-facing blueprint as a problem body."""
+    register_failures(blueprint, _failure_problem)
+    blueprint.register_error_handler(AuthError, _auth_error)
+    blueprint.register_error_handler(HTTPException, http_error)
+
+
+def problem_blueprint(name: str, url_prefix: str | None = None) -> Blueprint:
+    """A blueprint of machine-facing endpoints: every error it raises is a problem body."""
+    blueprint = Blueprint(name, __name__, url_prefix=url_prefix)
+    register_problem_errors(blueprint)
+    return blueprint

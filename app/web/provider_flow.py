@@ -1,0 +1,82 @@
+"""Provider sign-in (Google, GitHub) as both surfaces use it: sending the browser to the provider,
+and finishing or refusing the sign-in once it comes back, in each mode (domain rules:
+app/domain/identities.py; the routes: app/oauth/ and app/pages/).
+
+- api: a client site started it through the API: the site gets a code, no session here.
+- hosted: our login page started it: this browser is signed in too (single sign-on).
+- link: the account page started it: the identity is linked to the signed-in account.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Response, current_app, redirect, url_for
+
+from app.domain import identities, providers
+from app.domain.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
+from app.domain.providers import Profile
+from app.web import browser, provider_state
+from app.web.client import client_info
+from app.web.provider_state import Mode, PendingLink, PendingSignIn
+from app.web.targets import Target, send_back
+
+
+def start(provider: str, mode: Mode, target: Target | None, user_id: str | None = None) -> Response:
+    """Send the browser to the provider, remembering in this browser how to finish."""
+    authorization = providers.authorization(provider, callback_url(provider))
+    provider_state.save(authorization.state, PendingSignIn(
+        provider=provider, mode=mode, redirect_uri=target.redirect_uri if target else None,
+        client_state=target.state if target else None,
+        code_challenge=target.code_challenge if target else None,
+        code_verifier=authorization.code_verifier, nonce=authorization.nonce,
+        started_at=time.time(), user_id=user_id))
+    return redirect(authorization.url)
+
+
+def callback_url(provider: str) -> str:
+    return f"{current_app.config['PUBLIC_URL']}/api/v2/auth/{provider}/callback"
+
+
+def landing(mode: Mode, target: Target | None) -> browser.Landing[Any]:
+    """How a provider sign-in of `mode` ends: a code for the client site, or this browser
+    signed in."""
+    if mode == "api":
+        assert target is not None
+        return browser.code_for_site(target)
+    return browser.sign_in_here(target)
+
+
+def finish(pending: PendingSignIn, profile: Profile) -> Response:
+    """The provider came back with a verified profile: sign in (or link) as the mode says."""
+    if pending.mode == "link":
+        return _link_to_signed_in(pending, profile)
+    end = landing(pending.mode, pending.target)
+    try:
+        opened = identities.authenticate(profile, client_info(), end.opening)
+    except AccountNeedsProof as needed:  # the hosted pages ask for the password first
+        provider_state.save_link(pending, profile, needed.user_id)
+        return redirect(url_for("pages.link_account_form"))
+    return end.land(opened, profile.provider)
+
+
+def _link_to_signed_in(pending: PendingSignIn, profile: Profile) -> Response:
+    signed_in = browser.current()
+    if signed_in is None or signed_in.user.id != pending.user_id:
+        raise InvalidState()
+    identities.link(signed_in.user, profile, client_info())
+    return redirect(url_for("pages.account", linked=profile.provider))
+
+
+def refuse(pending: PendingSignIn | PendingLink, refused: ProviderSignInRefused) -> Response:
+    """Where a refused provider sign-in goes: the site's callback, the login or account page."""
+    current_app.logger.info("provider sign-in refused: %s", refused.code)
+    target = pending.target
+    if pending.mode == "api":
+        assert target is not None
+        return send_back(target, error=refused.code)
+    if pending.mode == "hosted":
+        return redirect(url_for("pages.login_form", error=refused.code,
+                                **(target.query() if target else {})))
+    return redirect(url_for("pages.account", error=refused.code))

@@ -1,0 +1,86 @@
+"""Apps built on the factory as the tests build them: a fresh database, a cheap argon2id, a clock
+the test moves, mail kept in memory, and a test client that reads every answer to its end."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from app import create_app
+from app.extensions import db
+
+
+class FakeClock:
+    """Stands in for the wall clock: `advance()` instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC).replace(microsecond=0)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class ServerLikeClient(FlaskClient):
+    """Reads every answer to its end and closes it, as a server does: mail a request scheduled
+    starts only then (app/after_response.py)."""
+
+    def open(self, *args: Any, buffered: bool = True, **kwargs: Any) -> Any:
+        return super().open(*args, buffered=buffered, **kwargs)
+
+
+def build_app(instance_path: Any, clock: FakeClock, settings: dict[str, Any],
+              database_url: str) -> Flask:
+    """An app as the `app` fixture builds it; another one on the same database is another
+    instance of the service. The caller creates the tables and calls `dispose_app`."""
+    app = create_app({
+        "INSTANCE_PATH": str(instance_path),
+        "SQLALCHEMY_DATABASE_URI": database_url,
+        "MAIL_URL": "memory://", "MAIL_RETRY_DELAY": 0.01,
+        "SECRET_KEY": "test",
+        "CLOCK": clock,
+        # A cheap argon2id, so tests run fast; the production parameters have their own test.
+        "ARGON2_MEMORY_COST": 64, "ARGON2_TIME_COST": 1, "ARGON2_PARALLELISM": 1,
+        "RATELIMIT_ENABLED": False,
+        **settings,
+    })
+    app.test_client_class = ServerLikeClient
+    return app
+
+
+def dispose_app(app: Flask) -> None:
+    app.extensions["svc-outbox"].drain()
+    app.extensions["svc-outbox"].stop()  # its thread would go on looking at the database
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+class Mailbox:
+    """What the app mailed, once the outbox has finished its work."""
+
+    def __init__(self, app: Flask) -> None:
+        self._outbox = app.extensions["svc-outbox"]
+
+    @property
+    def messages(self) -> list[Any]:
+        assert self._outbox.drain(), "the outbox did not finish in time"
+        return list(self._outbox.transport.sent)
+
+    def to(self, address: str) -> list[Any]:
+        return [m for m in self.messages if m["To"] == address]
+
+    def last_link(self, address: str, path: str) -> str:
+        """The last link to `path` mailed to `address` (from the plain-text part)."""
+        for message in reversed(self.to(address)):
+            text = message.get_body(("plain",)).get_content()
+            found = re.search(r"(https?://\S+" + re.escape(path) + r"\?token=\S+)", text)
+            if found:
+                return found.group(1)
+        raise AssertionError(f"no {path} link was mailed to {address}")

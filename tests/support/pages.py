@@ -1,0 +1,17 @@
+"""Driving the hosted pages through the test client: forms sent as a browser sends them."""
+
+import re
+
+
+def csrf_token(client, path):
+    page = client.get(path)
+    found = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page.text) or \
+        re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert found, f"no CSRF token on {path}: {page.status_code}"
+    return found.group(1)
+
+
+def submit(client, path, data, token_from=None):
+    """POST a form the way a browser would: with the CSRF token of the page it came from."""
+    token = csrf_token(client, token_from or path)
+    return client.post(path, data={"csrf_token": token, **data})

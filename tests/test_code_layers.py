@@ -1,0 +1,145 @@
+"""The shape of app/ (README, "Code map"): every module imports on its own, imports run only down
+the layers, the surfaces never import each other, and no two modules import each other."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app"
+
+# Lowest first. A module may import its own layer and the ones below it, never one above.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("app.extensions", "app.observability", "app.instance_files")),
+    ("db", ("app.db", "app.models")),
+    ("domain", ("app.domain",)),
+    ("web", ("app.web",)),
+    ("surfaces", ("app.api", "app.pages", "app.oauth")),
+    ("factory", ("app", "app.cli", "app.config")),
+]
+SURFACES = ("app.api", "app.pages", "app.oauth")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(APP.rglob("*.py"))}
+
+
+def _owner(module: str, prefixes: tuple[str, ...]) -> str | None:
+    """The longest of `prefixes` that `module` is, or is inside of."""
+    found = [p for p in prefixes if module == p or module.startswith(p + ".")]
+    return max(found, key=len) if found else None
+
+
+def _layer(module: str) -> int:
+    every = tuple(prefix for _, prefixes in LAYERS for prefix in prefixes)
+    owner = _owner(module, every)
+    assert owner is not None, f"{module} is in no layer: add it to LAYERS"
+    return next(i for i, (_, prefixes) in enumerate(LAYERS) if owner in prefixes)
+
+
+def _imports(module: str) -> set[str]:
+    """The app modules `module` imports, anywhere in it (inside functions too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in MODULES)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:  # `from app.domain import accounts` names a module
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if submodule in MODULES else node.module)
+    return {name for name in found if name in MODULES and name != module}
+
+
+def test_the_layers_cover_every_module():
+    for module in MODULES:
+        _layer(module)
+
+
+def test_imports_run_down_the_layers_only():
+    upward = [f"{module} imports {imported}"
+              for module in MODULES for imported in _imports(module)
+              if _layer(imported) > _layer(module)]
+    assert upward == []
+
+
+def test_the_api_the_pages_and_provider_sign_in_never_import_each_other():
+    crossing = []
+    for module in MODULES:
+        surface = _owner(module, SURFACES)
+        for imported in _imports(module):
+            other = _owner(imported, SURFACES)
+            if surface and other and other != surface:
+                crossing.append(f"{module} imports {imported}")
+    assert crossing == []
+
+
+def test_no_modules_import_each_other_even_through_others():
+    graph = {module: _imports(module) for module in MODULES}
+    cycles: list[list[str]] = []
+    state: dict[str, str] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                cycles.append([*path[path.index(imported):], imported])
+            elif imported not in state:
+                visit(imported, [*path, imported])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []
+
+
+def test_the_rules_catch_what_they_forbid():
+    """The checks above are not vacuous: they see imports inside functions and from-imports."""
+    assert "app.web.browser" in _imports("app.pages.auth")
+    assert "app.domain.mail_jobs" in _imports("app")  # imported inside create_app
+    assert _layer("app.web.targets") > _layer("app.domain.handoff") > _layer("app.db.rows")
+
+
+# Run in one fresh interpreter: before each module, every app module is forgotten, so each one is
+# imported with nothing of the app loaded before it. Third-party libraries stay loaded (they cannot
+# hide a cycle of ours, and loading them once keeps this quick), except prometheus_client, whose
+# registry would refuse our metrics the second time.
+_IMPORT_EACH = """
+import importlib, sys, traceback
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m.split(".")[0] in ("app", "prometheus_client")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except Exception:
+        failed.append(name + ": " + traceback.format_exc(limit=-3))
+print("\\n".join(failed))
+"""
+
+
+def test_every_module_imports_on_its_own():
+    result = subprocess.run([sys.executable, "-W", "ignore", "-c", _IMPORT_EACH, *sorted(MODULES)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == ""
+
+
+def test_importing_each_module_on_its_own_finds_a_cycle(tmp_path):
+    """The check above fails for the mistake it guards against: a module that needs a name from
+    a module that is still being imported (the partially initialised module of a cycle)."""
+    package = tmp_path / "app"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "first.py").write_text("from app.second import B\nA = 1\n")
+    (package / "second.py").write_text("from app.first import A\nB = 2\n")
+    result = subprocess.run([sys.executable, "-c", _IMPORT_EACH, "app.first"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert "partially initialized" in result.stdout

@@ -98,6 +98,8 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
 
 def _matches(code: HandoffCode, provider: str, code_verifier: str | None,
              redirect_uri: str | None) -> bool:
+    if code.client_id is not None:  # an OpenID Connect client's code: its token endpoint only
+        return False
     if not hmac.compare_digest(code.provider, provider):
         return False
     if redirect_uri is not None and not hmac.compare_digest(code.redirect_uri, redirect_uri):

@@ -53,10 +53,13 @@ class AccessTokens:
         self._cache: OrderedDict[str, tuple[str, AccessClaims]] = OrderedDict()
         self._cache_size = cache_size
 
-    def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime) -> AccessToken:
+    def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime,
+              extra: dict[str, str] | None = None) -> AccessToken:
+        """`extra`: the `client_id` and `scope` of a token issued to an OpenID Connect client."""
         key = self.keyring.signing_key()
         iat = int(now.timestamp())
-        claims = {
+        claims: dict[str, Any] = {
+            **(extra or {}),
             "iss": self.issuer, "aud": self.audience, "sub": user_id, "sid": session_id,
             "plan": plan, "jti": secrets.token_urlsafe(16), "iat": iat, "nbf": iat,
             "exp": iat + self.ttl,

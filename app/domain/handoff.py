@@ -83,7 +83,7 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
     if code is None:
         raise InvalidCode()
     if not claimed:
-        _revoke_first_redemption(code, client)
+        revoke_first_redemption(code, client)
         raise kept(InvalidCode())
     if not _matches(code, provider, code_verifier, redirect_uri) or code.expires_at <= at:
         audit.record("handoff_code_refused", client, user_id=code.user_id)
@@ -112,7 +112,7 @@ def _matches(code: HandoffCode, provider: str, code_verifier: str | None,
     return hmac.compare_digest(computed.rstrip(b"=").decode(), code.code_challenge)
 
 
-def _revoke_first_redemption(code: HandoffCode, client: ClientInfo) -> None:
+def revoke_first_redemption(code: HandoffCode, client: ClientInfo) -> None:
     if code.session_id is not None:
         session = db.session.get(AuthSession, code.session_id)
         if session is not None:

@@ -32,7 +32,7 @@ from app.models import ClientSite
 
 SITE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 DEFAULT_SCOPES = ("openid", "email", "profile")
-SUPPORTED_SCOPES = ("openid", "email", "profile", "offline_access")
+SUPPORTED_SCOPES = ("openid", "email", "profile")
 PUBLIC = "none"  # the token endpoint auth method of a public client
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 

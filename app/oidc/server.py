@@ -17,6 +17,7 @@ from authlib.oauth2 import OAuth2Request
 from authlib.oauth2.rfc6749 import (
     InvalidGrantError,
     InvalidRequestError,
+    InvalidScopeError,
     OAuth2Error,
     scope_to_list,
 )
@@ -208,8 +209,12 @@ class RefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
         return str(refresh_token)
 
     def _validate_token_scope(self, token: str) -> None:
-        if self.request.payload.scope:
-            raise InvalidRequestError("A refresh keeps the scope it was granted.")
+        """A refresh may name the scope again, or part of it (RFC 6749 §6); it keeps the scope
+        its session was granted, which the response says."""
+        asked = set(scope_to_list(self.request.payload.scope) or ())
+        found = authorization.find_token(token, "refresh_token") if asked else None
+        if found is not None and not asked <= set((found.session.scope or "").split()):
+            raise InvalidScopeError()
 
     @hooked  # type: ignore[misc]
     def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:

@@ -84,3 +84,19 @@ def test_refresh_rotates_with_reuse_detection_for_its_client_only(client, user):
     assert client.post("/api/v2/auth/refresh",
                        json={"refresh_token": refreshed.get_json()["refresh_token"]}
                        ).status_code == 401
+
+
+def test_a_refresh_token_reused_after_the_grace_window_ends_the_session(client, user, clock):
+    verifier = pkce()
+    body = redeem(client, get_code(client, user, authorize_query(verifier=verifier)),
+                  verifier).get_json()
+    first = {"grant_type": "refresh_token", "client_id": PUBLIC,
+             "refresh_token": body["refresh_token"]}
+    successor = token_request(client, first).get_json()
+    assert token_request(client, first).get_json()["refresh_token"] == \
+        successor["refresh_token"]  # within the grace window: the same successor
+    clock.advance(11)
+    reused = token_request(client, first)
+    assert reused.status_code == 400 and reused.get_json()["error"] == "invalid_grant"
+    assert token_request(client, {**first, "refresh_token": successor["refresh_token"]}
+                         ).status_code == 400  # the whole session ended

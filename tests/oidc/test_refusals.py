@@ -145,3 +145,17 @@ def test_the_token_endpoint_answers_rfc_6749_json(client):
     assert _error(response) == (400, "unsupported_grant_type")
     assert response.headers["Cache-Control"] == "no-store"
     assert "error_description" in response.get_json() or response.get_json()["error"]
+
+
+def test_a_refresh_may_not_widen_its_scope(client, user):
+    verifier = pkce()
+    code = get_code(client, user, authorize_query(verifier=verifier, scope="openid email"))
+    refresh_token = redeem(client, code, verifier).get_json()["refresh_token"]
+    wider = client.post("/oauth2/token", data={
+        "grant_type": "refresh_token", "client_id": PUBLIC, "refresh_token": refresh_token,
+        "scope": "openid email profile"})
+    assert _error(wider) == (400, "invalid_scope")
+    same = client.post("/oauth2/token", data={
+        "grant_type": "refresh_token", "client_id": PUBLIC, "refresh_token": refresh_token,
+        "scope": "openid"})
+    assert same.status_code == 200 and same.get_json()["scope"] == "openid email"

@@ -1,0 +1,137 @@
+"""Real relying parties against a real server (issue 15, "Tests that prove it"): openid-client,
+the certified Node library (tests/oidc/rp), and authlib's Flask client. Nothing of ours runs on
+the client side: each library discovers the provider, sends the browser through the hosted login
+form, validates the ID token itself (signature from the JWKS, iss, aud, nonce, at_hash), and
+calls userinfo, refresh, revocation and logout as a client site would."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+import requests
+from authlib.integrations.flask_client import OAuth
+from flask import Flask, jsonify
+
+from app.domain.tokens import hash_secret
+from tests.e2e.conftest import PASSWORD, Server, start_server
+from tests.support.node import npm_ci
+
+RP_DIR = Path(__file__).resolve().parents[1] / "oidc" / "rp"
+PUBLIC, CONFIDENTIAL = "notes", "ledger"
+SECRET = "ledger-secret-0123456789-0123456789-0123456789"
+REDIRECT = {PUBLIC: "http://127.0.0.1:9/notes/cb", CONFIDENTIAL: "http://127.0.0.1:9/ledger/cb"}
+SITES = {
+    PUBLIC: {"redirect_uris": [REDIRECT[PUBLIC]], "origins": []},
+    CONFIDENTIAL: {"redirect_uris": [REDIRECT[CONFIDENTIAL]], "origins": [],
+                   "client_secret_sha256": hash_secret(SECRET),
+                   "token_endpoint_auth_method": "client_secret_basic"},
+}
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[Server]:
+    workdir = Path(tempfile.mkdtemp(prefix="svc-e2e-oidc-"))
+    try:
+        running = start_server(workdir, {"SVC_CLIENT_SITES": json.dumps(SITES)}, workers=2)
+        yield running
+        running.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _account(provider: Server, email: str) -> str:
+    response = requests.post(provider.url("/api/v2/auth/signup"), timeout=10,
+                             json={"email": email, "password": PASSWORD, "full_name": "Ada"})
+    assert response.status_code == 201, response.text
+    return str(response.json()["user"]["id"])
+
+
+@pytest.mark.parametrize("client_id", [PUBLIC, CONFIDENTIAL])
+def test_openid_client_signs_in_refreshes_revokes_and_logs_out(provider, client_id):
+    npm_ci(RP_DIR)
+    email = f"{client_id}-node@example.com"
+    user_id = _account(provider, email)
+    given = {"issuer": provider.base_url, "clientId": client_id, "redirectUri": REDIRECT[client_id],
+             "postLogoutUri": REDIRECT[client_id], "email": email, "password": PASSWORD}
+    if client_id == CONFIDENTIAL:
+        given["clientSecret"] = SECRET
+    result = subprocess.run(["node", "rp.mjs", json.dumps(given)], cwd=RP_DIR, timeout=120,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr + result.stdout
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["discovered"] == provider.base_url
+    assert out["loginPage"] == "/login"
+    assert out["claims"] == {"sub": user_id, "aud": client_id, "nonce": out["claims"]["nonce"],
+                             "email": email, "at_hash": True, "sid": True, "amr": ["pwd"],
+                             "auth_time": True}
+    assert out["scope"] == "openid email profile"
+    assert out["userinfo"] == {"sub": user_id, "email": email, "email_verified": False,
+                               "name": "Ada"}
+    assert out["singleSignOn"] is True
+    assert out["refreshed"] is True
+    assert out["refreshedTwiceGetsTheSameSuccessor"] is True  # the grace window, as in v2
+    assert out["afterRevocation"] == 401
+    assert out["logout"] == f"{REDIRECT[client_id]}?state=bye"
+    assert out["afterLogout"] == 401
+    assert out["promptNoneAfterLogout"] == "login_required"
+
+
+def _browser_sign_in(provider: Server, authorize_url: str, email: str) -> str:
+    """A browser: through the hosted login form to the URL the provider sends back."""
+    browser = requests.Session()
+    page = browser.get(authorize_url, allow_redirects=False, timeout=10)
+    login = urljoin(provider.base_url, page.headers["Location"])
+    form = browser.get(login, timeout=10).text
+    csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', form).group(1)
+    signed = browser.post(urljoin(provider.base_url, "/login"), timeout=10, allow_redirects=False,
+                          data={"csrf_token": csrf, "email": email, "password": PASSWORD})
+    back = browser.get(urljoin(provider.base_url, signed.headers["Location"]), timeout=10,
+                       allow_redirects=False)
+    return str(back.headers["Location"])
+
+
+def test_authlibs_flask_client_signs_in_with_a_confidential_client(provider):
+    email = "ledger-authlib@example.com"
+    user_id = _account(provider, email)
+    site = Flask("ledger")
+    site.secret_key = "a client site's own secret"
+    oauth = OAuth(site)
+    oauth.register("svc", client_id=CONFIDENTIAL, client_secret=SECRET,
+                   server_metadata_url=provider.url("/.well-known/openid-configuration"),
+                   client_kwargs={"scope": "openid email profile",
+                                  "code_challenge_method": "S256",
+                                  "token_endpoint_auth_method": "client_secret_basic"})
+
+    @site.get("/login")
+    def login():  # type: ignore[no-untyped-def]
+        return oauth.svc.authorize_redirect(REDIRECT[CONFIDENTIAL])
+
+    @site.get("/cb")
+    def callback():  # type: ignore[no-untyped-def]
+        token = oauth.svc.authorize_access_token()  # validates the ID token, nonce included
+        refreshed = oauth.svc.fetch_access_token(grant_type="refresh_token",
+                                                 refresh_token=token["refresh_token"])
+        return jsonify(id_claims=dict(token["userinfo"]),
+                       userinfo=dict(oauth.svc.userinfo(token=token)),
+                       refreshed=refreshed["refresh_token"] != token["refresh_token"])
+
+    browser = site.test_client()
+    started = browser.get("/login")
+    back = _browser_sign_in(provider, started.headers["Location"], email)
+    assert back.startswith(REDIRECT[CONFIDENTIAL] + "?code=")
+    done = browser.get("/cb?" + back.split("?", 1)[1])
+    assert done.status_code == 200, done.text
+    body = done.get_json()
+    assert body["id_claims"]["sub"] == user_id and body["id_claims"]["aud"] == CONFIDENTIAL
+    assert body["id_claims"]["email"] == email
+    assert body["userinfo"] == {"sub": user_id, "email": email, "email_verified": False,
+                                "name": "Ada"}
+    assert body["refreshed"] is True

@@ -12,7 +12,7 @@ from app.domain import authorization
 from app.domain.clock import now
 from app.domain.errors import BearerError, InvalidToken, MissingToken
 from app.oidc import server as oidc_server
-from app.web import browser, pending_authorization
+from app.web import browser, pending_authorization, ratelimits
 from app.web.errors import Failure, register_failures
 
 bp = Blueprint("oidc", __name__)
@@ -26,13 +26,21 @@ def _page(status: int, title: str, detail: str) -> tuple[str, int]:
     return render_template("errors/page.html", title=title, detail=detail, status=status), status
 
 
-def _failure(failure: Failure) -> Response:
+_BROWSER_FACING = ("oidc.authorize", "oidc.end_session")
+
+
+def _failure(failure: Failure) -> Response | tuple[str, int, dict[str, str]]:
+    """429, 500, 503: a page for the browser's endpoints, OAuth's JSON for the clients'."""
+    headers = {**failure.headers}
+    if failure.retry_after is not None:
+        headers["Retry-After"] = str(failure.retry_after)
+    if request.endpoint in _BROWSER_FACING:
+        return (*_page(failure.status, "This request could not be answered now",
+                       "Wait a little, then try again."), headers)
     response = jsonify(error="temporarily_unavailable" if failure.status == 503
                        else "server_error" if failure.status >= 500 else "slow_down")
     response.status_code = failure.status
-    response.headers.update(failure.headers)
-    if failure.retry_after is not None:
-        response.headers["Retry-After"] = str(failure.retry_after)
+    response.headers.update(headers)
     return response
 
 
@@ -74,6 +82,7 @@ def _must_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str],
 
 
 @bp.get("/oauth2/authorize")
+@ratelimits.single_sign_on(exempt_when=lambda: browser.current() is None)
 def authorize() -> Response | tuple[str, int]:
     server = oidc_server.server()
     signed_in = browser.current()

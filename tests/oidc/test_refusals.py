@@ -13,6 +13,7 @@ from tests.oidc.conftest import (
     PUBLIC,
     PUBLIC_URI,
     SECRET,
+    SITES,
     authorize_query,
     get_code,
     pkce,
@@ -159,3 +160,18 @@ def test_a_refresh_may_not_widen_its_scope(client, user):
         "grant_type": "refresh_token", "client_id": PUBLIC, "refresh_token": refresh_token,
         "scope": "openid"})
     assert same.status_code == 200 and same.get_json()["scope"] == "openid email"
+
+
+
+class TestWithLimits:
+    @pytest.fixture
+    def settings(self):
+        return {"CLIENT_SITES": SITES, "RATELIMIT_ENABLED": True, "LIMIT_SSO": "3 per minute"}
+
+    def test_single_sign_on_codes_are_limited_per_browser_session(self, client, user):
+        get_code(client, user, authorize_query(verifier=pkce()))  # the first code of three
+        answers = [client.get("/oauth2/authorize", query_string=authorize_query(
+            verifier=pkce())) for _ in range(3)]
+        assert [a.status_code for a in answers] == [302, 302, 429]
+        assert answers[2].mimetype == "text/html" and "Retry-After" in answers[2].headers
+        assert "Location" not in answers[2].headers

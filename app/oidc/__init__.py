@@ -10,7 +10,7 @@ from flask import Blueprint, Flask, Response, jsonify, redirect, render_template
 
 from app.domain import authorization
 from app.domain.clock import now
-from app.domain.errors import BearerError, InvalidToken, MissingToken
+from app.domain.errors import AuthError, BearerError, InvalidToken, MissingToken
 from app.oidc import server as oidc_server
 from app.web import browser, pending_authorization, ratelimits
 from app.web.errors import Failure, register_failures
@@ -107,7 +107,10 @@ def authorize() -> Response | tuple[str, int]:
     except OAuth2Error as error:
         error.redirect_uri, error.state = grant.redirect_uri, request.args.get("state")
         return _refused(error)
-    response = server.create_authorization_response(grant=grant, grant_user=signed_in)
+    try:
+        response = server.create_authorization_response(grant=grant, grant_user=signed_in)
+    except AuthError as error:  # EmailNotConfirmed: as for the handoff, a page and no code
+        return _page(error.status, "You cannot sign in to this site yet", error.detail)
     response.headers["Cache-Control"] = "no-store"
     return pending_authorization.forget(response) if waited is not None else response
 

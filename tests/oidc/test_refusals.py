@@ -175,3 +175,26 @@ class TestWithLimits:
         assert [a.status_code for a in answers] == [302, 302, 429]
         assert answers[2].mimetype == "text/html" and "Retry-After" in answers[2].headers
         assert "Location" not in answers[2].headers
+
+
+def test_a_clients_code_is_no_handoff_code_and_a_handoff_code_is_no_clients(client, user):
+    verifier = pkce()
+    code = get_code(client, user, authorize_query(verifier=verifier))
+    exchanged = client.post("/api/v2/auth/exchange-code", json={
+        "code": code, "provider": "password", "code_verifier": verifier.verifier})
+    assert exchanged.status_code == 401 and exchanged.get_json()["code"] == "invalid_code"
+    handoff = client.get("/login", query_string={
+        "redirect_uri": PUBLIC_URI, "code_challenge": verifier.challenge,
+        "code_challenge_method": "S256"})
+    handoff_code = query_of(handoff.headers["Location"])["code"]
+    assert _error(redeem(client, handoff_code, verifier)) == (400, "invalid_grant")
+
+
+
+def test_a_browser_signed_in_before_email_confirmation_was_required_gets_no_code(app, client,
+                                                                                user):
+    get_code(client, user, authorize_query(verifier=pkce()))
+    app.config["REQUIRE_EMAIL_CONFIRMATION"] = True
+    response = client.get("/oauth2/authorize", query_string=authorize_query(verifier=pkce()))
+    assert response.status_code == 403 and "Location" not in response.headers
+    assert response.mimetype == "text/html"

@@ -21,11 +21,12 @@ from authlib.integrations.flask_client import OAuth
 from flask import Flask, jsonify
 
 from app.domain.tokens import hash_secret
+from tests.client_kit.conftest import site_module
 from tests.e2e.conftest import PASSWORD, Server, start_server
 from tests.support.node import npm_ci
 
 RP_DIR = Path(__file__).resolve().parents[1] / "oidc" / "rp"
-PUBLIC, CONFIDENTIAL = "notes", "ledger"
+PUBLIC, CONFIDENTIAL, EXAMPLE = "notes", "ledger", "symbols"
 SECRET = "ledger-secret-0123456789-0123456789-0123456789"
 REDIRECT = {PUBLIC: "http://127.0.0.1:9/notes/cb", CONFIDENTIAL: "http://127.0.0.1:9/ledger/cb"}
 SITES = {
@@ -33,6 +34,9 @@ SITES = {
     CONFIDENTIAL: {"redirect_uris": [REDIRECT[CONFIDENTIAL]], "origins": [],
                    "client_secret_sha256": hash_secret(SECRET),
                    "token_endpoint_auth_method": "client_secret_basic"},
+    # examples/client_site in its OIDC mode, served by Flask's test client (host "localhost").
+    EXAMPLE: {"redirect_uris": ["http://localhost/oidc/callback"], "origins": [],
+              "post_logout_redirect_uris": ["http://localhost/oidc"]},
 }
 
 
@@ -84,9 +88,10 @@ def test_openid_client_signs_in_refreshes_revokes_and_logs_out(provider, client_
     assert out["promptNoneAfterLogout"] == "login_required"
 
 
-def _browser_sign_in(provider: Server, authorize_url: str, email: str) -> str:
+def _browser_sign_in(provider: Server, authorize_url: str, email: str,
+                     browser: requests.Session | None = None) -> str:
     """A browser: through the hosted login form to the URL the provider sends back."""
-    browser = requests.Session()
+    browser = browser or requests.Session()
     page = browser.get(authorize_url, allow_redirects=False, timeout=10)
     login = urljoin(provider.base_url, page.headers["Location"])
     form = browser.get(login, timeout=10).text
@@ -135,3 +140,23 @@ def test_authlibs_flask_client_signs_in_with_a_confidential_client(provider):
     assert body["userinfo"] == {"sub": user_id, "email": email, "email_verified": False,
                                 "name": "Ada"}
     assert body["refreshed"] is True
+
+
+def test_the_example_site_signs_in_and_out_with_its_stock_oidc_client(provider):
+    email = "example-oidc@example.com"
+    _account(provider, email)
+    site = site_module().create_app("symbols", provider.base_url).test_client()
+    started = site.get("/oidc/login")
+    assert started.headers["Location"].startswith(provider.url("/oauth2/authorize?"))
+    browser = requests.Session()
+    back = _browser_sign_in(provider, started.headers["Location"], email, browser)
+    assert back.startswith("http://localhost/oidc/callback?code=")
+    landed = site.get(back.removeprefix("http://localhost"))
+    assert landed.status_code == 302 and landed.headers["Location"] == "/oidc"
+    page = site.get("/oidc").text
+    assert f'<strong id="oidc-email">{email}</strong>' in page
+    out = site.get("/oidc/logout")
+    assert out.headers["Location"].startswith(provider.url("/oauth2/logout?id_token_hint="))
+    ended = browser.get(out.headers["Location"], allow_redirects=False, timeout=10)
+    assert ended.status_code == 302 and ended.headers["Location"] == "http://localhost/oidc"
+    assert "Sign in with OpenID Connect" in site.get("/oidc").text

@@ -34,6 +34,7 @@ except ModuleNotFoundError:  # run from a checkout: use the helper that lives ne
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # oidc_mode.py, next door, when run as a script or imported
 import oidc_mode  # noqa: E402
+
 GENERATION_PLANS = ("pro", "team")
 SITES = {"symbols": "symbol", "footprints": "footprint"}  # site name -> the kind of item it has
 

@@ -72,11 +72,14 @@ def _max_age() -> int | None:
 def _must_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str],
                   max_age: int | None, waited: pending_authorization.Pending | None) -> bool:
     """Whether the person must (again) sign in before the client gets a code: signed out, or
-    `prompt=login` and no sign-in since this request came, or a sign-in older than max_age."""
+    `prompt=login` (or `create`), or a sign-in older than max_age, unless they signed in since
+    this request came."""
     if signed_in is None:
         return True
     signed_in_at = authorization.auth_time(signed_in.auth_session)
-    if prompts & {"login", "create"} and (waited is None or signed_in_at < waited.asked_at):
+    if waited is not None and signed_in_at >= waited.asked_at:
+        return False
+    if prompts & {"login", "create"}:
         return True
     return max_age is not None and int(now().timestamp()) - signed_in_at > max_age
 

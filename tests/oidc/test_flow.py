@@ -100,3 +100,15 @@ def test_a_refresh_token_reused_after_the_grace_window_ends_the_session(client, 
     assert reused.status_code == 400 and reused.get_json()["error"] == "invalid_grant"
     assert token_request(client, {**first, "refresh_token": successor["refresh_token"]}
                          ).status_code == 400  # the whole session ended
+
+
+def test_max_age_zero_is_satisfied_by_the_sign_in_it_asked_for(client, user, clock):
+    from tests.oidc.conftest import sign_in_through
+    get_code(client, user, authorize_query(verifier=pkce()))
+    clock.advance(30)
+    asked = client.get("/oauth2/authorize", query_string=authorize_query(verifier=pkce(),
+                                                                         max_age="0"))
+    assert asked.headers["Location"] == "/login?prompt=login"
+    clock.advance(2)  # the sign-in takes a while: it still answers this request
+    back = sign_in_through(client, asked, user)
+    assert back.status_code == 302 and "code=" in back.headers["Location"]

@@ -52,7 +52,7 @@ def issuer_metadata() -> Response:
         "token_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
         "revocation_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
         "introspection_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS[:2],
-        "prompt_values_supported": ["none", "login", "create"],
+        "prompt_values_supported": ["none", "login", "consent", "create"],
         "claims_supported": ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash",
                              "sid", "amr", "email", "email_verified", "name"],
         "claims_parameter_supported": False,

@@ -31,7 +31,7 @@ from app.domain.errors import InvalidCode, InvalidToken
 from app.domain.live_sessions import is_live
 from app.domain.tools import tools
 from app.extensions import db
-from app.models import AuthSession, HandoffCode, RefreshToken, User
+from app.models import AuthSession, ConsentGrant, HandoffCode, RefreshToken, User
 
 # How each way of signing in is named in `amr` (RFC 8176; "fed" for a federated provider).
 _AMR = {"password": ["pwd"]}
@@ -113,6 +113,26 @@ def redeem(code_hash: str, client_id: str, client: ClientInfo) -> sessions.Issue
         client_id, code.scope or "", code.browser_session_id))
     code.session_id = issued.session.id
     return issued
+
+
+# Consent (third-party sites) ---------------------------------------------------------------------
+
+def has_consent(user_id: str, client_id: str, scope: str) -> bool:
+    """Whether the person already allowed this client all of `scope`."""
+    grant = db.session.get(ConsentGrant, (user_id, client_id))
+    return grant is not None and set(scope.split()) <= set(grant.scope.split())
+
+
+@writes
+def give_consent(user_id: str, client_id: str, scope: str, client: ClientInfo) -> None:
+    """Remember that the person allowed this client `scope` (with what it had before)."""
+    grant = db.session.get(ConsentGrant, (user_id, client_id))
+    if grant is None:
+        grant = ConsentGrant(user_id=user_id, client_id=client_id, scope="")
+        db.session.add(grant)
+    grant.scope = " ".join(dict.fromkeys([*grant.scope.split(), *scope.split()]))
+    grant.granted_at = now()
+    audit.record("consent_given", client, user_id=user_id)
 
 
 # What a client learns about the person ---------------------------------------------------------

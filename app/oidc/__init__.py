@@ -4,15 +4,20 @@ userinfo, revocation, introspection and RP-initiated logout. The protocol is aut
 
 from __future__ import annotations
 
-from authlib.oauth2.rfc6749 import InvalidRequestError, OAuth2Error
+from typing import Any
+
+from authlib.oauth2.rfc6749 import AccessDeniedError, InvalidRequestError, OAuth2Error
 from authlib.oidc.core.errors import ConsentRequiredError, LoginRequiredError
 from flask import Blueprint, Flask, Response, jsonify, redirect, render_template, request, url_for
+from flask_wtf.csrf import validate_csrf
+from wtforms import ValidationError
 
 from app.domain import authorization
 from app.domain.clock import now
 from app.domain.errors import AuthError, BearerError, InvalidToken, MissingToken
 from app.oidc import server as oidc_server
 from app.web import browser, pending_authorization, ratelimits
+from app.web.client import client_info
 from app.web.errors import Failure, register_failures
 
 bp = Blueprint("oidc", __name__)
@@ -26,7 +31,7 @@ def _page(status: int, title: str, detail: str) -> tuple[str, int]:
     return render_template("errors/page.html", title=title, detail=detail, status=status), status
 
 
-_BROWSER_FACING = ("oidc.authorize", "oidc.end_session")
+_BROWSER_FACING = ("oidc.authorize", "oidc.authorize_decision", "oidc.end_session")
 
 
 def _failure(failure: Failure) -> Response | tuple[str, int, dict[str, str]]:
@@ -84,9 +89,29 @@ def _must_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str],
     return max_age is not None and int(now().timestamp()) - signed_in_at > max_age
 
 
+def _signed_out() -> bool:
+    return browser.current() is None
+
+
 @bp.get("/oauth2/authorize")
-@ratelimits.single_sign_on(exempt_when=lambda: browser.current() is None)
+@ratelimits.single_sign_on(exempt_when=_signed_out)
 def authorize() -> Response | tuple[str, int]:
+    return _authorize(None)
+
+
+@bp.post("/oauth2/authorize")
+@ratelimits.single_sign_on(exempt_when=_signed_out)
+def authorize_decision() -> Response | tuple[str, int]:
+    """The consent page's answer, with the authorization request still in the query."""
+    try:
+        validate_csrf(request.form.get("csrf_token"))
+    except ValidationError:
+        return _page(400, "This form expired or did not come from this site",
+                     "Go back to the site and sign in again.")
+    return _authorize(request.form.get("decision"))
+
+
+def _authorize(decision: str | None) -> Response | tuple[str, int]:
     server = oidc_server.server()
     signed_in = browser.current()
     try:
@@ -100,13 +125,15 @@ def authorize() -> Response | tuple[str, int]:
     try:
         if len(query) > pending_authorization.MAX_QUERY:
             raise InvalidRequestError("The authorization request is too long.")
-        max_age = _max_age()
-        if _must_sign_in(signed_in, prompts, max_age, waited):
+        if _must_sign_in(signed_in, prompts, _max_age(), waited):
             if "none" in prompts:
                 raise LoginRequiredError()
             return _to_sign_in(signed_in, prompts, query, waited)
-        if not grant.client.site.first_party:
-            raise ConsentRequiredError()  # no consent page yet: first-party sites only
+        assert signed_in is not None
+        if not _consented(grant, signed_in, prompts, decision):
+            if "none" in prompts:
+                raise ConsentRequiredError()
+            return _consent_page(grant, signed_in)
     except OAuth2Error as error:
         error.redirect_uri, error.state = grant.redirect_uri, request.args.get("state")
         return _refused(error)
@@ -116,6 +143,28 @@ def authorize() -> Response | tuple[str, int]:
         return _page(error.status, "You cannot sign in to this site yet", error.detail)
     response.headers["Cache-Control"] = "no-store"
     return pending_authorization.forget(response) if waited is not None else response
+
+
+def _consented(grant: Any, signed_in: browser.BrowserUser, prompts: set[str],
+               decision: str | None) -> bool:
+    """The family's own sites need no consent; another site needs the person's, once per scope
+    (again with `prompt=consent`). AccessDeniedError when they refuse."""
+    site, scope = grant.client.site, grant.request.scope
+    if site.first_party:
+        return True
+    if decision == "deny":
+        raise AccessDeniedError()
+    if decision == "allow":
+        authorization.give_consent(signed_in.user.id, site.client_id, scope, client_info())
+        return True
+    return "consent" not in prompts and authorization.has_consent(signed_in.user.id,
+                                                                  site.client_id, scope)
+
+
+def _consent_page(grant: Any, signed_in: browser.BrowserUser) -> tuple[str, int]:
+    return render_template("oidc/consent.html", client_id=grant.client.client_id,
+                           scopes=grant.request.scope.split(), user=signed_in.user,
+                           action=request.full_path), 200
 
 
 def _to_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str], query: str,

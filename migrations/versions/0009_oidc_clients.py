@@ -1,4 +1,4 @@
-"""client sites as OpenID Connect clients; sessions and codes of a client
+"""client sites as OpenID Connect clients; sessions and codes of a client; consent grants
 
 Revision ID: 0009
 Revises: 0008
@@ -37,9 +37,18 @@ def upgrade():
         batch_op.add_column(sa.Column('nonce', sa.String(length=255), nullable=True))
         batch_op.add_column(sa.Column('auth_time', sa.DateTime(), nullable=True))
         batch_op.add_column(sa.Column('browser_session_id', sa.String(length=36), nullable=True))
+    op.create_table('consent_grants',
+    sa.Column('user_id', sa.String(length=36), nullable=False),
+    sa.Column('client_id', sa.String(length=64), nullable=False),
+    sa.Column('scope', sa.String(length=255), nullable=False),
+    sa.Column('granted_at', sa.DateTime(), nullable=False),
+    sa.ForeignKeyConstraint(['user_id'], ['users.id'], ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('user_id', 'client_id')
+    )
 
 
 def downgrade():
+    op.drop_table('consent_grants')
     with op.batch_alter_table('handoff_codes', schema=None) as batch_op:
         for column in ('browser_session_id', 'auth_time', 'nonce', 'scope', 'client_id'):
             batch_op.drop_column(column)

@@ -62,14 +62,6 @@ def test_an_unknown_response_type_or_scope_is_refused(client, extra, error):
     assert back["error"] == error and back["state"] == "st-1" and "code" not in back
 
 
-def test_a_third_party_client_gets_consent_required_until_there_is_a_consent_page(client, user):
-    from tests.pages.conftest import submit
-    submit(client, "/login", {"email": user.email, "password": user.password})
-    response = client.get("/oauth2/authorize", query_string=authorize_query(
-        client_id="outsider", redirect_uri="https://outsider.example/cb", verifier=pkce()))
-    assert query_of(response.headers["Location"])["error"] == "consent_required"
-
-
 def _error(response):
     return response.status_code, response.get_json()["error"]
 

@@ -27,7 +27,7 @@ from app.db.transactions import kept, writes
 from app.domain import audit, handoff, low_s, sessions, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InvalidCode, InvalidToken
+from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
 from app.domain.live_sessions import is_live
 from app.domain.tools import tools
 from app.extensions import db
@@ -171,12 +171,6 @@ def id_token(issued: sessions.IssuedTokens, nonce: str | None, auth_time_at: dat
     token = jwt.encode(claims, key.private, algorithm=key.alg,
                        headers={"kid": key.kid, "typ": "JWT"})
     return low_s.normalised(token) if key.alg == "ES256" else token
-
-
-class InsufficientScope(InvalidToken):
-    status = 403
-    code = "insufficient_scope"
-    detail = "The access token was not issued for the openid scope."
 
 
 def userinfo(access_token: str) -> dict[str, Any]:

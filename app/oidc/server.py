@@ -297,7 +297,11 @@ class EndSession(EndSessionEndpoint):  # type: ignore[misc]
         if isinstance(sid, str) and isinstance(sub, str):
             authorization.end_single_sign_on(sid, sub, client_info())
         signed_in = browser.current()
-        if signed_in is not None and (not claims or signed_in.user.id == sub):
+        if signed_in is None or (claims and signed_in.user.id != sub):
+            return
+        if signed_in.auth_session.id == sid:
+            browser.forget()  # its session just ended above
+        else:
             browser.sign_out()
 
 

@@ -124,6 +124,11 @@ def sign_out() -> None:
     if signed_in is not None:
         sessions.log_out(signed_in.auth_session.id, signed_in.user.id, sessions.LogoutScope.LOCAL,
                          client_info())
+    forget()
+
+
+def forget() -> None:
+    """Drop this browser's hold on a session that has already ended."""
     logout_user()
     session.clear()
 

@@ -3,6 +3,10 @@ logout (issue 15, item 2), through the test client."""
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models import AuditEvent
 from tests.oidc.conftest import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
@@ -71,7 +75,7 @@ def test_introspection_is_for_confidential_clients(client, user):
                        auth=(CONFIDENTIAL, SECRET)).get_json() == {"active": False}
 
 
-def test_rp_initiated_logout_ends_the_single_sign_on_and_goes_back(client, user):
+def test_rp_initiated_logout_ends_the_single_sign_on_and_goes_back(app, client, user):
     tokens = _signed_in_tokens(client, user)
     response = client.get("/oauth2/logout", query_string={
         "id_token_hint": tokens["id_token"], "post_logout_redirect_uri": PUBLIC_URI,
@@ -83,6 +87,10 @@ def test_rp_initiated_logout_ends_the_single_sign_on_and_goes_back(client, user)
     again = client.get("/oauth2/authorize", query_string=authorize_query(verifier=pkce(),
                                                                          prompt="none"))
     assert query_of(again.headers["Location"])["error"] == "login_required"
+    with app.app_context():
+        logouts = db.session.scalars(select(AuditEvent.event).where(
+            AuditEvent.event == "logout_local")).all()
+    assert len(logouts) == 1
 
 
 def test_logout_redirects_only_to_a_registered_post_logout_uri(client, user):

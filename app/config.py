@@ -82,6 +82,8 @@ DEFAULTS: dict[str, Any] = {
     "LIMIT_EXCHANGE": "20 per minute",
     "LIMIT_REFRESH": "60 per minute",
     "LIMIT_SSO": "30 per minute",  # handoff codes for one signed-in browser (GET /login)
+    # OpenID Connect clients' calls to /oauth2/token, /oauth2/revoke and /oauth2/introspect
+    "LIMIT_OIDC_TOKEN": "120 per minute",
     # Sign-in providers: off until a client id and secret are set
     "GOOGLE_CLIENT_ID": None,
     "GOOGLE_CLIENT_SECRET": None,

@@ -178,16 +178,19 @@ def _to_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str], query:
 # Tokens --------------------------------------------------------------------------------------
 
 @bp.post("/oauth2/token")
+@ratelimits.oidc_token
 def token() -> Response:
     return oidc_server.server().create_token_response()
 
 
 @bp.post("/oauth2/revoke")
+@ratelimits.oidc_token
 def revoke() -> Response:
     return oidc_server.server().create_endpoint_response("revocation")
 
 
 @bp.post("/oauth2/introspect")
+@ratelimits.oidc_token
 def introspect() -> Response:
     response: Response = oidc_server.server().create_endpoint_response("introspection")
     response.headers["Cache-Control"] = "no-store"

@@ -190,3 +190,19 @@ def test_a_browser_signed_in_before_email_confirmation_was_required_gets_no_code
     response = client.get("/oauth2/authorize", query_string=authorize_query(verifier=pkce()))
     assert response.status_code == 403 and "Location" not in response.headers
     assert response.mimetype == "text/html"
+
+
+class TestTokenEndpointLimits:
+    @pytest.fixture
+    def settings(self):
+        return {"CLIENT_SITES": SITES, "RATELIMIT_ENABLED": True,
+                "LIMIT_OIDC_TOKEN": "2 per minute"}
+
+    def test_the_clients_endpoints_are_limited_per_address(self, client):
+        answers = [client.post("/oauth2/token", data={"grant_type": "refresh_token",
+                                                      "client_id": PUBLIC, "refresh_token": "x"})
+                   for _ in range(2)]
+        answers.append(client.post("/oauth2/revoke", data={"token": "x", "client_id": PUBLIC}))
+        assert [a.status_code for a in answers] == [400, 400, 429]
+        assert answers[2].get_json() == {"error": "slow_down"}
+        assert "Retry-After" in answers[2].headers

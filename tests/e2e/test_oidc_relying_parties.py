@@ -6,6 +6,8 @@ calls userinfo, refresh, revocation and logout as a client site would."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import shutil
@@ -13,7 +15,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import pytest
 import requests
@@ -23,6 +25,7 @@ from flask import Flask, jsonify
 from app.domain.tokens import hash_secret
 from tests.client_kit.conftest import site_module
 from tests.e2e.conftest import PASSWORD, Server, start_server
+from tests.e2e.test_server import all_at_once
 from tests.support.node import npm_ci
 
 RP_DIR = Path(__file__).resolve().parents[1] / "oidc" / "rp"
@@ -160,3 +163,29 @@ def test_the_example_site_signs_in_and_out_with_its_stock_oidc_client(provider):
     ended = browser.get(out.headers["Location"], allow_redirects=False, timeout=10)
     assert ended.status_code == 302 and ended.headers["Location"] == "http://localhost/oidc"
     assert "Sign in with OpenID Connect" in site.get("/oidc").text
+
+
+def test_ten_concurrent_redemptions_of_one_code_give_one_session_and_then_none(provider):
+    """RFC 6749 §4.1.2: one wins the race; the replays are refused and revoke what it got."""
+    email = "race-oidc@example.com"
+    _account(provider, email)
+    verifier = "race-verifier-" + "v" * 40
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    query = urlencode({"response_type": "code", "client_id": PUBLIC, "scope": "openid",
+                       "redirect_uri": REDIRECT[PUBLIC], "state": "s", "code_challenge":
+                       challenge.rstrip(b"=").decode(), "code_challenge_method": "S256"})
+    back = _browser_sign_in(provider, provider.url(f"/oauth2/authorize?{query}"), email)
+    code = parse_qs(urlsplit(back).query)["code"][0]
+
+    def redeem(_index: int) -> requests.Response:
+        return requests.post(provider.url("/oauth2/token"), timeout=10, data={
+            "grant_type": "authorization_code", "code": code, "client_id": PUBLIC,
+            "redirect_uri": REDIRECT[PUBLIC], "code_verifier": verifier})
+
+    responses = all_at_once(10, redeem)
+    assert sorted(r.status_code for r in responses) == [200] + [400] * 9
+    assert all(r.json()["error"] == "invalid_grant" for r in responses if r.status_code == 400)
+    winner = next(r.json() for r in responses if r.status_code == 200)
+    verified = requests.get(provider.url("/api/v2/auth/verify"), timeout=10,
+                            headers={"Authorization": f"Bearer {winner['access_token']}"})
+    assert verified.status_code == 401  # the replays revoked the session the code opened

@@ -30,7 +30,7 @@ from authlib.oidc.core.grants import OpenIDCode
 from authlib.oidc.rpinitiated import EndSessionEndpoint, EndSessionRequest
 from flask import Flask, current_app
 
-from app.domain import authorization, sessions, sites, tokens
+from app.domain import authorization, handoff, sessions, sites, tokens
 from app.domain.errors import AuthError
 from app.domain.sites import Site
 from app.domain.tools import tools
@@ -125,8 +125,11 @@ class S256Only(CodeChallenge):
         data = grant.request.payload.data
         if grant.request.client.site.is_public and not data.get("code_challenge"):
             raise InvalidRequestError("A public client must send a PKCE code_challenge (S256).")
-        if data.get("code_challenge") and data.get("code_challenge_method") != "S256":
-            raise InvalidRequestError("code_challenge_method must be S256.")
+        try:  # the handoff's rule: S256, 43 base64url characters
+            handoff.checked_challenge(data.get("code_challenge"),
+                                      data.get("code_challenge_method"))
+        except AuthError as error:
+            raise InvalidRequestError(error.detail) from None
         super().validate_code_challenge(grant, redirect_uri)
 
 

@@ -47,6 +47,10 @@ def test_a_public_client_without_pkce_or_with_plain_is_refused_at_its_redirect_u
     plain = client.get("/oauth2/authorize", query_string=authorize_query(
         code_challenge="a" * 43, code_challenge_method="plain"))
     assert query_of(plain.headers["Location"])["error"] == "invalid_request"
+    for bad in ("a" * 42, "a" * 44, "a" * 42 + "~", "a" * 128):
+        not_s256 = client.get("/oauth2/authorize", query_string=authorize_query(
+            code_challenge=bad, code_challenge_method="S256"))
+        assert query_of(not_s256.headers["Location"])["error"] == "invalid_request", bad
 
 
 @pytest.mark.parametrize(("extra", "error"), [

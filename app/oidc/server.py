@@ -40,6 +40,7 @@ from app.web.client import client_info
 SERVER_KEY = "svc-oidc-server"
 SECRET_METHODS = list(sites.SECRET_METHODS)
 TOKEN_AUTH_METHODS = [*SECRET_METHODS, sites.PUBLIC]
+MAX_NONCE = 255  # what a code keeps of it (handoff_codes.nonce)
 
 
 class Client:
@@ -192,6 +193,11 @@ class OpenIDConnect(OpenIDCode):  # type: ignore[misc]
 
     def exists_nonce(self, nonce: str, request: OAuth2Request) -> bool:
         return False  # a nonce is the client's to check (in the ID token); codes are single use
+
+    def validate_openid_authorization_request(self, grant: Any, redirect_uri: str) -> None:
+        if len(grant.request.payload.data.get("nonce") or "") > MAX_NONCE:
+            raise InvalidRequestError(f"nonce must be at most {MAX_NONCE} characters.")
+        super().validate_openid_authorization_request(grant, redirect_uri)
 
     def encode_id_token(self, token: dict[str, Any], request: OAuth2Request) -> str:
         code: Code = request.authorization_code

@@ -54,6 +54,7 @@ def test_a_public_client_without_pkce_or_with_plain_is_refused_at_its_redirect_u
 
 
 @pytest.mark.parametrize(("extra", "error"), [
+    ({"nonce": "n" * 256}, "invalid_request"),
     ({"response_type": "token"}, "unsupported_response_type"),
     ({"response_type": "code id_token"}, "unsupported_response_type"),
     ({"scope": "openid admin"}, "invalid_scope"),

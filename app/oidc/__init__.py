@@ -171,6 +171,8 @@ def _to_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str], query:
                 waited: pending_authorization.Pending | None) -> Response:
     page = "pages.signup_form" if "create" in prompts else "pages.login_form"
     again = {"prompt": "login"} if signed_in is not None else {}
+    if request.args.get("login_hint") and page == "pages.login_form":
+        again["login_hint"] = request.args["login_hint"]
     asked_at = waited.asked_at if waited is not None else int(now().timestamp())
     return pending_authorization.remember(redirect(url_for(page, **again)), query, asked_at)
 

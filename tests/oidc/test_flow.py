@@ -112,3 +112,12 @@ def test_max_age_zero_is_satisfied_by_the_sign_in_it_asked_for(client, user, clo
     clock.advance(2)  # the sign-in takes a while: it still answers this request
     back = sign_in_through(client, asked, user)
     assert back.status_code == 302 and "code=" in back.headers["Location"]
+
+
+def test_login_hint_fills_in_the_address_on_the_login_form(client):
+    asked = client.get("/oauth2/authorize", query_string=authorize_query(
+        verifier=pkce(), login_hint='ada@example.com"><b>'))
+    assert asked.headers["Location"].startswith("/login?login_hint=")
+    page = client.get(asked.headers["Location"]).text
+    assert 'value="ada@example.com&#34;&gt;&lt;b&gt;"' in page or \
+        'value="ada@example.com&quot;&gt;&lt;b&gt;"' in page

@@ -139,7 +139,7 @@ def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens
     extra = ({"client_id": session.client_id, "scope": session.scope or ""}
              if session.client_id is not None else None)
     access = tools().access_tokens.issue(user_id=user.id, session_id=session.id,
-                                            plan=user.plan, now=now(), extra=extra)
+                                         plan=user.plan, now=now(), extra=extra)
     return IssuedTokens(user, session, access.token, refresh_token,
                         tools().access_tokens.ttl)
 

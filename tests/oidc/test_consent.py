@@ -6,7 +6,7 @@ import re
 
 from app.extensions import db
 from app.models import ConsentGrant
-from tests.oidc.conftest import authorize_query, pkce, query_of
+from tests.oidc.helpers import authorize_query, pkce, query_of
 from tests.pages.conftest import submit
 
 OUTSIDER = {"client_id": "outsider", "redirect_uri": "https://outsider.example/cb"}

@@ -1,7 +1,7 @@
 """The OpenAPI document's models for the OpenID Connect endpoints describe what they answer."""
 
 from app.api import documents as out
-from tests.oidc.conftest import (
+from tests.oidc.helpers import (
     CONFIDENTIAL,
     PUBLIC,
     SECRET,

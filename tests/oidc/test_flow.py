@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import jwt
 
-from tests.oidc.conftest import (
+from tests.oidc.helpers import (
     PUBLIC,
     authorize_query,
     get_code,
@@ -103,7 +103,7 @@ def test_a_refresh_token_reused_after_the_grace_window_ends_the_session(client, 
 
 
 def test_max_age_zero_is_satisfied_by_the_sign_in_it_asked_for(client, user, clock):
-    from tests.oidc.conftest import sign_in_through
+    from tests.oidc.helpers import sign_in_through
     get_code(client, user, authorize_query(verifier=pkce()))
     clock.advance(30)
     asked = client.get("/oauth2/authorize", query_string=authorize_query(verifier=pkce(),

@@ -7,7 +7,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.oidc.conftest import (
+from tests.oidc.helpers import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
     PUBLIC,

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AuditEvent
-from tests.oidc.conftest import (
+from tests.oidc.helpers import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
     PUBLIC,

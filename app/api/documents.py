@@ -143,7 +143,7 @@ class TokenForm(BaseModel):
     """`application/x-www-form-urlencoded`; a public client names itself with `client_id`, a
     confidential one authenticates with HTTP Basic or `client_id` + `client_secret`."""
 
-    grant_type: Literal["authorization_code", "refresh_token"]
+    grant_type: Literal["authorization_code", "refresh_token", "client_credentials"]
     code: str | None = Field(None, description="authorization_code: the code.")
     redirect_uri: str | None = Field(None, description="authorization_code: as sent to "
                                                        "/oauth2/authorize.")
@@ -164,10 +164,12 @@ class TokenHintForm(BaseModel):
 
 
 class OidcTokens(Document):
-    access_token: str = Field(description="The service's at+jwt, with `client_id` and `scope`.")
+    access_token: str = Field(description="The service's at+jwt, with `client_id` and `scope` "
+                                          "(client_credentials: the admin audience, `sub` the "
+                                          "client id).")
     token_type: Literal["Bearer"]
     expires_in: int
-    refresh_token: str
+    refresh_token: str | None = Field(None, description="Not for client_credentials.")
     scope: str
     id_token: str | None = Field(None, description="With scope `openid`.")
 

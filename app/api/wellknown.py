@@ -45,7 +45,7 @@ def issuer_metadata() -> Response:
         "scopes_supported": ["openid", "email", "profile"],
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": [current_app.config["JWT_ALG"]],
         "code_challenge_methods_supported": ["S256"],

@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import jwt
 from authlib.oidc.core.util import create_half_hash
 from flask import current_app
 from sqlalchemy import select
 
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
-from app.domain import audit, handoff, low_s, sessions, tokens
+from app.domain import audit, handoff, sessions, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
@@ -153,7 +152,7 @@ def id_token(issued: sessions.IssuedTokens, nonce: str | None, auth_time_at: dat
     """The ID token of a code's first tokens, signed with the access tokens' keyring (its JWKS
     is the one published)."""
     session = issued.session
-    key = tools().access_tokens.keyring.signing_key()
+    signer = tools().access_tokens
     iat = int(now().timestamp())
     claims: dict[str, Any] = {
         **user_claims(issued.user, session.scope or ""),
@@ -165,12 +164,10 @@ def id_token(issued: sessions.IssuedTokens, nonce: str | None, auth_time_at: dat
     }
     if nonce:
         claims["nonce"] = nonce
-    at_hash = create_half_hash(issued.access_token, key.alg)
+    at_hash = create_half_hash(issued.access_token, signer.keyring.signing_key().alg)
     if at_hash is not None:
         claims["at_hash"] = at_hash.decode()
-    token = jwt.encode(claims, key.private, algorithm=key.alg,
-                       headers={"kid": key.kid, "typ": "JWT"})
-    return low_s.normalised(token) if key.alg == "ES256" else token
+    return signer.sign(claims, "JWT")
 
 
 def userinfo(access_token: str) -> dict[str, Any]:
@@ -181,6 +178,25 @@ def userinfo(access_token: str) -> dict[str, Any]:
     if session is None or "openid" not in (session.scope or "").split():
         raise InsufficientScope()
     return user_claims(session.user, session.scope or "")
+
+
+# Client credentials ----------------------------------------------------------------------------
+
+CLIENT_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type)
+
+
+@writes
+def issue_client_token(client_id: str, client: ClientInfo) -> tokens.AccessToken:
+    """An access token for a confidential client itself (client_credentials), for the admin API
+    to come. Its audience is SVC_ADMIN_AUDIENCE, never the client sites' shared one, so no site
+    can take it for a person's token (its `sub` is the client id), and /verify refuses it."""
+    signer = tools().access_tokens
+    iat = int(now().timestamp())
+    claims = {"iss": signer.issuer, "aud": current_app.config["ADMIN_AUDIENCE"],
+              "sub": client_id, "client_id": client_id, "scope": "",
+              "jti": tokens.new_secret(), "iat": iat, "nbf": iat, "exp": iat + signer.ttl}
+    audit.record("client_token_issued", client)
+    return tokens.AccessToken(signer.sign(claims, CLIENT_TOKEN_TYPE), iat + signer.ttl)
 
 
 # Revocation and introspection ----------------------------------------------------------------

@@ -56,7 +56,6 @@ class AccessTokens:
     def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime,
               extra: dict[str, str] | None = None) -> AccessToken:
         """`extra`: the `client_id` and `scope` of a token issued to an OpenID Connect client."""
-        key = self.keyring.signing_key()
         iat = int(now.timestamp())
         claims: dict[str, Any] = {
             **(extra or {}),
@@ -64,11 +63,15 @@ class AccessTokens:
             "plan": plan, "jti": secrets.token_urlsafe(16), "iat": iat, "nbf": iat,
             "exp": iat + self.ttl,
         }
+        return AccessToken(self.sign(claims, ACCESS_TOKEN_TYPE), iat + self.ttl)
+
+    def sign(self, claims: dict[str, Any], typ: str) -> str:
+        """`claims` signed with the signing key (its `kid` and `typ` in the header); an ES256
+        signature in its low-S form. Also the ID tokens' and client tokens' signer."""
+        key = self.keyring.signing_key()
         token = jwt.encode(claims, key.private, algorithm=key.alg,
-                           headers={"kid": key.kid, "typ": ACCESS_TOKEN_TYPE})
-        if key.alg == "ES256":
-            token = low_s.normalised(token)
-        return AccessToken(token, iat + self.ttl)
+                           headers={"kid": key.kid, "typ": typ})
+        return low_s.normalised(token) if key.alg == "ES256" else token
 
     def verify(self, token: str, now: datetime) -> AccessClaims:
         """The token's claims, or InvalidToken / TokenExpired. Never anything else."""

@@ -21,7 +21,11 @@ from authlib.oauth2.rfc6749 import (
     OAuth2Error,
     scope_to_list,
 )
-from authlib.oauth2.rfc6749.grants import AuthorizationCodeGrant, RefreshTokenGrant
+from authlib.oauth2.rfc6749.grants import (
+    AuthorizationCodeGrant,
+    ClientCredentialsGrant,
+    RefreshTokenGrant,
+)
 from authlib.oauth2.rfc6749.hooks import hooked
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
@@ -80,6 +84,8 @@ class Client:
         return response_type == "code"
 
     def check_grant_type(self, grant_type: str) -> bool:
+        if grant_type == "client_credentials":
+            return not self.site.is_public
         return grant_type in ("authorization_code", "refresh_token")
 
 
@@ -237,6 +243,25 @@ class RefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
         return 200, token_response(issued), self.TOKEN_RESPONSE_HEADER
 
 
+class ClientGrant(ClientCredentialsGrant):  # type: ignore[misc]
+    """client_credentials, for confidential clients: a token for the client itself, with the
+    admin audience (domain/authorization.py, issue_client_token). No scopes are defined for it
+    yet, so none may be asked for."""
+
+    TOKEN_ENDPOINT_AUTH_METHODS = SECRET_METHODS
+
+    def validate_requested_scope(self) -> None:
+        if self.request.payload.scope:
+            raise InvalidScopeError("No scope is defined for a client's own token yet.")
+
+    @hooked  # type: ignore[misc]
+    def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
+        issued = authorization.issue_client_token(self.request.client.client_id, client_info())
+        return 200, {"access_token": issued.token, "token_type": "Bearer",
+                     "expires_in": tools().access_tokens.ttl, "scope": ""}, \
+            self.TOKEN_RESPONSE_HEADER
+
+
 class Revocation(RevocationEndpoint):  # type: ignore[misc]
     CLIENT_AUTH_METHODS = TOKEN_AUTH_METHODS
 
@@ -318,6 +343,7 @@ def build(app: Flask) -> AuthorizationServer:
     server = AuthorizationServer(app, query_client=query_client, save_token=lambda *_: None)
     server.register_grant(CodeGrant, [S256Only(required=True), OpenIDConnect()])
     server.register_grant(RefreshGrant)
+    server.register_grant(ClientGrant)
     server.register_endpoint(Revocation)
     server.register_endpoint(Introspection)
     server.register_endpoint(EndSession)

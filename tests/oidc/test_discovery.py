@@ -43,6 +43,7 @@ def test_it_claims_only_what_the_provider_does(client):
     assert metadata["id_token_signing_alg_values_supported"] == [jwks["keys"][0]["alg"]]
     assert metadata["response_types_supported"] == ["code"]
     assert metadata["code_challenge_methods_supported"] == ["S256"]
-    assert set(metadata["grant_types_supported"]) == {"authorization_code", "refresh_token"}
+    assert set(metadata["grant_types_supported"]) == {"authorization_code", "refresh_token",
+                                                      "client_credentials"}
     assert metadata["request_parameter_supported"] is False
     assert metadata["request_uri_parameter_supported"] is False

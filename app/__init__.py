@@ -62,7 +62,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 
 def _register_blueprints(app: Flask) -> None:
-    from app import oauth, pages
+    from app import oauth, oidc, pages
     from app.api import cors, openapi, v1, v2, wellknown
     from app.web.converters import ProviderConverter
 
@@ -73,8 +73,14 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(wellknown.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(openapi.bp)
-    for api in (oauth.bp, v1.bp, v2.bp, wellknown.bp, openapi.bp):
-        csrf.exempt(api)  # bearer tokens and JSON bodies, no cookies: nothing to forge
+    app.register_blueprint(oidc.bp)
+    oidc.init_app(app)
+    # Bearer tokens and JSON bodies, no cookies: nothing to forge. The OpenID Connect endpoints
+    # authenticate clients (or take PKCE, or an ID token); their one cookie-only action, a logout
+    # without an id_token_hint, only asks, with a form that posts to the pages' CSRF-checked
+    # /logout.
+    for api in (oauth.bp, v1.bp, v2.bp, wellknown.bp, openapi.bp, oidc.bp):
+        csrf.exempt(api)
     # 404 and 405 come before any blueprint is chosen: answer them by path.
     app.register_error_handler(404, _unrouted)
     app.register_error_handler(405, _unrouted)

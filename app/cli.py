@@ -144,21 +144,53 @@ def purge() -> None:
 @click.option("--redirect-uri", "redirect_uris", multiple=True, required=True,
               help="An exact redirect URI; repeat for several. The first is v1's callback target.")
 @click.option("--origin", "origins", multiple=True, help="A CORS origin; repeat for several.")
+@click.option("--post-logout-redirect-uri", "post_logout_uris", multiple=True,
+              help="Where OpenID Connect logout may send people back; repeat for several "
+                   "(default: the redirect URIs).")
+@click.option("--confidential", type=click.Choice(sites.SECRET_METHODS), default=None,
+              help="A confidential client authenticating with this method; its secret is "
+                   "shown once (default: a public client, PKCE required).")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(sites.SUPPORTED_SCOPES),
+              help="A scope the client may ask for; repeat (default: openid email profile).")
+@click.option("--third-party", is_flag=True, help="Not one of the family's own sites.")
 @_friendly_errors
-def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...]) -> None:
-    site = sites.add_site(name, list(redirect_uris), list(origins))
+def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...],
+             post_logout_uris: tuple[str, ...], confidential: str | None,
+             scopes: tuple[str, ...], third_party: bool) -> None:
+    registration = sites.Registration(
+        post_logout_redirect_uris=list(post_logout_uris) or None,
+        auth_method=confidential or sites.PUBLIC, scopes=list(scopes) or None,
+        first_party=not third_party)
+    registered = sites.add_site(name, list(redirect_uris), list(origins), registration)
+    site = registered.site
     click.echo(f"Registered {site.name}: {', '.join(site.redirect_uris)}")
+    if registered.client_secret is not None:
+        click.echo(f"client_secret {registered.client_secret}\n"
+                   "It is shown this once; `sites rotate-secret` makes a new one.")
+
+
+@sites_cli.command("rotate-secret")
+@click.argument("name")
+@_friendly_errors
+def rotate_site_secret(name: str) -> None:
+    click.echo(f"client_secret {sites.rotate_secret(name)}\n"
+               "The old secret no longer works; this one is shown this once.")
 
 
 @sites_cli.command("list")
 def list_sites() -> None:
     for site in sorted(sites.all_sites().values(), key=lambda s: s.name):
         source = " (SVC_CLIENT_SITES)" if site.from_settings else ""
-        click.echo(f"{site.name}{source}")
+        kind = "public" if site.is_public else f"confidential, {site.auth_method}"
+        party = "first-party" if site.first_party else "third-party"
+        click.echo(f"{site.name}{source}: {kind}, {party}, scopes {' '.join(site.allowed_scopes)}")
         for uri in site.redirect_uris:
             click.echo(f"  redirect_uri {uri}")
         for origin in site.origins:
             click.echo(f"  origin       {origin}")
+        if site.post_logout_uris is not None:
+            for uri in site.post_logout_uris:
+                click.echo(f"  post_logout  {uri}")
 
 
 @sites_cli.command("remove")

@@ -49,6 +49,9 @@ DEFAULTS: dict[str, Any] = {
     # Tokens
     "JWT_ALG": "ES256",
     "JWT_AUDIENCE": "svc",
+    # The audience of a confidential client's own tokens (client_credentials), for the admin API:
+    # never JWT_AUDIENCE, so no client site takes one for a person's token.
+    "ADMIN_AUDIENCE": "svc-admin",
     "JWT_KEYS": None,  # a JSON list of private keys (PEM, or a base64url secret for HS256)
     "JWT_LEEWAY": 5,
     "ACCESS_TOKEN_TTL": 3600,
@@ -82,6 +85,8 @@ DEFAULTS: dict[str, Any] = {
     "LIMIT_EXCHANGE": "20 per minute",
     "LIMIT_REFRESH": "60 per minute",
     "LIMIT_SSO": "30 per minute",  # handoff codes for one signed-in browser (GET /login)
+    # OpenID Connect clients' calls to /oauth2/token, /oauth2/revoke and /oauth2/introspect
+    "LIMIT_OIDC_TOKEN": "120 per minute",
     # Sign-in providers: off until a client id and secret are set
     "GOOGLE_CLIENT_ID": None,
     "GOOGLE_CLIENT_SECRET": None,
@@ -209,6 +214,9 @@ def _check(config: dict[str, Any]) -> None:
     _check_access_token_ttl(config)
     if int(config["REFRESH_IDLE_TTL"]) > int(config["REFRESH_MAX_TTL"]):
         raise RuntimeError("SVC_REFRESH_IDLE_TTL cannot exceed SVC_REFRESH_MAX_TTL.")
+    if config["ADMIN_AUDIENCE"] == config["JWT_AUDIENCE"]:
+        raise RuntimeError("SVC_ADMIN_AUDIENCE must differ from SVC_JWT_AUDIENCE: a client's "
+                           "own token would pass for a person's at every client site.")
     if not 0 <= int(config["REFRESH_REUSE_GRACE"]) <= 60:
         raise RuntimeError("SVC_REFRESH_REUSE_GRACE must be between 0 and 60 seconds.")
     for name in ("AUDIT_RETENTION_DAYS", "CODE_RETENTION_HOURS"):

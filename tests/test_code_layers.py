@@ -17,10 +17,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("db", ("app.db", "app.models")),
     ("domain", ("app.domain",)),
     ("web", ("app.web",)),
-    ("surfaces", ("app.api", "app.pages", "app.oauth")),
+    ("surfaces", ("app.api", "app.pages", "app.oauth", "app.oidc")),
     ("factory", ("app", "app.cli", "app.config")),
 ]
-SURFACES = ("app.api", "app.pages", "app.oauth")
+SURFACES = ("app.api", "app.pages", "app.oauth", "app.oidc")
 
 
 def _module_name(path: Path) -> str:

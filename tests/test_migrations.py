@@ -92,14 +92,14 @@ def test_constraints_are_named_by_the_convention_and_every_row_kept(tmp_path, da
         upgrade()
         with db.engine.connect() as connection:
             assert _names_in(connection) == _names_in_models(connection.dialect)
-            assert _rows(connection) == rows
+            assert _columns_of(_rows(connection), rows) == rows
         downgrade(revision="0007")
         with db.engine.connect() as connection:
             assert _names_in(connection) == before
             assert _rows(connection) == rows
         upgrade()
         with db.engine.connect() as connection:
-            assert _rows(connection) == rows
+            assert _columns_of(_rows(connection), rows) == rows
             # The foreign keys still hold, and still cascade.
             connection.execute(sa.text("DELETE FROM users"))
             assert connection.execute(sa.text("SELECT count(*) FROM refresh_tokens")).scalar() == 0
@@ -142,9 +142,35 @@ def _type(value: Any) -> sa.types.TypeEngine[Any] | None:
 
 
 def _rows(connection: sa.Connection) -> dict[str, list[Any]]:
-    return {table: [tuple(row) for row in connection.execute(sa.text(
+    return {table: [dict(row._mapping) for row in connection.execute(sa.text(
                 f"SELECT * FROM {table} ORDER BY 1"))]  # noqa: S608 (our own table names)
             for table in _ONE_ROW_EACH}
+
+
+def _columns_of(rows: dict[str, list[Any]], before: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """`rows` without the columns later migrations added (0009: a client's columns)."""
+    return {table: [{k: v for k, v in row.items() if k in before[table][0]} for row in found]
+            for table, found in rows.items()}
+
+
+def test_a_site_registered_before_0009_is_a_first_party_public_client(tmp_path, database_url):
+    """Migration 0009 (issue 15): the client columns of a site added before have the defaults
+    of a first-party public client, and nothing else changes."""
+    app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
+                      "SQLALCHEMY_DATABASE_URI": database_url})
+    with app.app_context():
+        upgrade(revision="0008")
+        with db.engine.begin() as connection:
+            site = _ONE_ROW_EACH["client_sites"]
+            connection.execute(sa.table("client_sites", *(sa.column(k, _type(v))
+                                                          for k, v in site.items())).insert(), site)
+        upgrade()
+        with db.engine.connect() as connection:
+            row = connection.execute(sa.text(
+                "SELECT token_endpoint_auth_method, first_party, client_secret_hash, scopes,"
+                " post_logout_redirect_uris FROM client_sites")).one()
+        db.engine.dispose()
+    assert tuple(row) == ("none", True, None, None, None)
 
 
 class _Collect(logging.Handler):

@@ -109,7 +109,86 @@ class Jwks(Document):
 
 
 class IssuerMetadata(BaseModel):
+    """OpenID Connect Discovery 1.0 (and RFC 8414's revocation and introspection endpoints)."""
+
     model_config = ConfigDict(extra="allow")
 
     issuer: str
     jwks_uri: str
+    authorization_endpoint: str
+    token_endpoint: str
+    userinfo_endpoint: str
+    revocation_endpoint: str
+    introspection_endpoint: str
+    end_session_endpoint: str
+    response_types_supported: list[str]
+    subject_types_supported: list[str]
+    id_token_signing_alg_values_supported: list[str]
+
+
+# The OpenID Connect provider (app/oidc): its forms, answers and RFC 6749 errors ------------------
+
+class OAuthError(BaseModel):
+    """An RFC 6749 error (§5.2): the OAuth endpoints answer with these, not problem details."""
+
+    model_config = ConfigDict(extra="allow")
+
+    error: str = Field(description="`invalid_request`, `invalid_client`, `invalid_grant`, "
+                                   "`unauthorized_client`, `unsupported_grant_type`, "
+                                   "`invalid_scope`, `invalid_token`, `insufficient_scope`...")
+    error_description: str | None = None
+
+
+class TokenForm(BaseModel):
+    """`application/x-www-form-urlencoded`; a public client names itself with `client_id`, a
+    confidential one authenticates with HTTP Basic or `client_id` + `client_secret`."""
+
+    grant_type: Literal["authorization_code", "refresh_token", "client_credentials"]
+    code: str | None = Field(None, description="authorization_code: the code.")
+    redirect_uri: str | None = Field(None, description="authorization_code: as sent to "
+                                                       "/oauth2/authorize.")
+    code_verifier: str | None = Field(None, description="authorization_code: the PKCE verifier.")
+    refresh_token: str | None = Field(None, description="refresh_token: the refresh token.")
+    scope: str | None = Field(None, description="refresh_token: the scope again, or part of it.")
+    client_id: str | None = None
+    client_secret: str | None = None
+
+
+class TokenHintForm(BaseModel):
+    """`application/x-www-form-urlencoded` (RFC 7009, RFC 7662)."""
+
+    token: str
+    token_type_hint: Literal["access_token", "refresh_token"] | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+
+
+class OidcTokens(Document):
+    access_token: str = Field(description="The service's at+jwt, with `client_id` and `scope` "
+                                          "(client_credentials: the admin audience, `sub` the "
+                                          "client id).")
+    token_type: Literal["Bearer"]
+    expires_in: int
+    refresh_token: str | None = Field(None, description="Not for client_credentials.")
+    scope: str
+    id_token: str | None = Field(None, description="With scope `openid`.")
+
+
+class UserInfo(Document):
+    sub: str
+    email: str | None = Field(None, description="Scope `email`.")
+    email_verified: bool | None = Field(None, description="Scope `email`.")
+    name: str | None = Field(None, description="Scope `profile`.")
+
+
+class Introspection(BaseModel):
+    """RFC 7662: `{"active": false}` for a token that is not active, or not the caller's to ask
+    about."""
+
+    model_config = ConfigDict(extra="allow")
+
+    active: bool
+
+
+class Revoked(Document):
+    """RFC 7009: an empty object, for every token, whether it was the client's or not."""

@@ -41,6 +41,10 @@ class Operation:
     bearer: bool = False
     params: tuple[Param, ...] = ()
     links: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # The OpenID Connect endpoints: a form body, client authentication, RFC 6749 errors.
+    form: type[BaseModel] | None = None
+    client_auth: bool = False
+    errors: type[BaseModel] = out.Problem
 
 
 PROVIDER = Param("provider", "path", True, "`google` or `github`",
@@ -51,6 +55,20 @@ TARGET = (
     Param("code_challenge_method", description="`S256` when a challenge is sent.",
           schema={"type": "string", "enum": ["S256"]}),
 )
+AUTHORIZE = (
+    Param("response_type", required=True, schema={"type": "string", "enum": ["code"]}),
+    Param("client_id", required=True, description="The site's registered name."),
+    Param("redirect_uri", required=True, description="Exactly one the site registered."),
+    Param("scope", description="Of `openid email profile` (the default: all three)."),
+    Param("state"), Param("nonce", description="Echoed in the ID token."),
+    Param("code_challenge", description="PKCE S256; required of public clients."),
+    Param("code_challenge_method", schema={"type": "string", "enum": ["S256"]}),
+    Param("prompt", description="`none`, `login`, `consent` or `create`."),
+    Param("max_age", description="Seconds since the last sign-in, at most."),
+)
+LOGOUT = (Param("id_token_hint", description="An ID token of ours."),
+          Param("post_logout_redirect_uri", description="One the client registered."),
+          Param("client_id"), Param("state"))
 FROM_TOKENS = {  # after a response with tokens: refresh with its refresh token
     "RefreshWithToken": {"operationId": "refresh",
                          "requestBody": {"refresh_token": "$response.body#/refresh_token"}},
@@ -124,8 +142,38 @@ OPERATIONS = (
               "metadata", {200: out.Health}),
     Operation("get", "/health/ready", "ready", "Readiness: the database and Redis", "metadata",
               {200: out.Readiness}),
+    Operation("get", "/oauth2/authorize", "oidcAuthorize",
+              "Authorization endpoint (through the hosted login; a page, or a redirect to the "
+              "client with `code` or `error`)", "oidc",
+              {200: "page", 302: "redirect", 400: "page", 403: "page", 429: "page"},
+              params=AUTHORIZE, errors=out.OAuthError),
+    Operation("post", "/oauth2/authorize", "oidcConsent",
+              "The consent page's answer (`decision=allow|deny`, its CSRF token)", "oidc",
+              {302: "redirect", 400: "page", 403: "page", 429: "page"}, params=AUTHORIZE,
+              errors=out.OAuthError),
+    Operation("post", "/oauth2/token", "oidcToken", "Token endpoint (RFC 6749)", "oidc",
+              {200: out.OidcTokens, 400: out.OAuthError, 401: out.OAuthError},
+              form=out.TokenForm, client_auth=True, errors=out.OAuthError),
+    Operation("get", "/oauth2/userinfo", "oidcUserinfo", "The person's claims, by scope", "oidc",
+              {200: out.UserInfo, 403: out.OAuthError}, bearer=True, errors=out.OAuthError),
+    Operation("post", "/oauth2/userinfo", "oidcUserinfoPost", "The same, by POST", "oidc",
+              {200: out.UserInfo, 403: out.OAuthError}, bearer=True, errors=out.OAuthError),
+    Operation("post", "/oauth2/revoke", "oidcRevoke", "Revoke a token (RFC 7009)", "oidc",
+              {200: out.Revoked, 400: out.OAuthError, 401: out.OAuthError},
+              form=out.TokenHintForm, client_auth=True, errors=out.OAuthError),
+    Operation("post", "/oauth2/introspect", "oidcIntrospect",
+              "Introspect a token (RFC 7662; confidential clients)", "oidc",
+              {200: out.Introspection, 400: out.OAuthError, 401: out.OAuthError},
+              form=out.TokenHintForm, client_auth=True, errors=out.OAuthError),
+    Operation("get", "/oauth2/logout", "oidcLogout", "RP-initiated logout", "oidc",
+              {200: "page", 302: "redirect", 400: "page"}, params=LOGOUT,
+              errors=out.OAuthError),
+    Operation("post", "/oauth2/logout", "oidcLogoutPost", "RP-initiated logout, by POST", "oidc",
+              {200: "page", 302: "redirect", 400: "page"}, params=LOGOUT,
+              errors=out.OAuthError),
 )
 
+PAGE = {"text/html": {"schema": {"type": "string"}}}
 STATUS_TEXT = {200: "OK", 201: "Created", 202: "Accepted", 204: "No content", 302: "Redirect",
                400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found",
                405: "Method not allowed (the path names another endpoint)",
@@ -139,12 +187,13 @@ def _media(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _operation(op: Operation) -> dict[str, Any]:
-    responses: dict[int, type[BaseModel] | str | None] = {**op.responses, 503: out.Problem}
+    responses: dict[int, type[BaseModel] | str | None] = {503: op.errors, **op.responses}
     if op.body is not None:
         responses |= {413: out.Problem, 422: out.Problem, 429: out.Problem}
     if op.bearer:
-        responses |= {401: out.Problem}
-    if any(p.where == "query" and p.schema.get("enum") for p in op.params):
+        responses |= {401: op.errors}
+    if op.errors is out.Problem and any(p.where == "query" and p.schema.get("enum")
+                                        for p in op.params):
         responses.setdefault(422, out.Problem)
     spec: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary,
                             "tags": [op.tag], "responses": {}}
@@ -154,6 +203,8 @@ def _operation(op: Operation) -> dict[str, Any]:
             entry["content"] = _media(answer)
         elif answer == "redirect":
             entry["headers"] = {"Location": {"schema": {"type": "string"}}}
+        elif answer == "page":
+            entry["content"] = PAGE
         if status == 401 and op.bearer:
             entry["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
         if status in op.links:
@@ -162,18 +213,23 @@ def _operation(op: Operation) -> dict[str, Any]:
     if op.body is not None:
         spec["requestBody"] = {"required": True, "content": {
             "application/json": {"schema": {"$ref": REF.format(model=op.body.__name__)}}}}
+    if op.form is not None:
+        spec["requestBody"] = {"required": True, "content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {"$ref": REF.format(model=op.form.__name__)}}}}
     if op.params:
         spec["parameters"] = [{"name": p.name, "in": p.where, "required": p.required,
                                "description": p.description, "schema": p.schema}
                               for p in op.params]
-    spec["security"] = [{"bearer": []}] if op.bearer else []
+    spec["security"] = ([{"bearer": []}] if op.bearer
+                         else [{"clientSecretBasic": []}, {}] if op.client_auth else [])
     return spec
 
 
 def _schemas() -> dict[str, Any]:
-    requests = {op.body for op in OPERATIONS if op.body is not None}
+    requests = {model for op in OPERATIONS for model in (op.body, op.form) if model is not None}
     responses = {answer for op in OPERATIONS for answer in op.responses.values()
-                 if isinstance(answer, type)} | {out.Problem}
+                 if isinstance(answer, type)} | {out.Problem, out.OAuthError}
     pairs = [(model, "validation") for model in sorted(requests, key=lambda m: m.__name__)]
     pairs += [(model, "serialization") for model in sorted(responses, key=lambda m: m.__name__)]
     _, definitions = models_json_schema(pairs, ref_template=REF)
@@ -193,12 +249,15 @@ def _document(public_url: str, brand: str) -> dict[str, Any]:
         "servers": [{"url": public_url}],
         "tags": [{"name": "v2", "description": "The main interface"},
                  {"name": "v1", "description": "What the client sites already call"},
-                 {"name": "metadata", "description": "Keys, issuer and health"}],
+                 {"name": "metadata", "description": "Keys, issuer and health"},
+                 {"name": "oidc", "description": "The OpenID Connect provider (RFC 6749 "
+                                                 "errors, form bodies)"}],
         "paths": paths,
         "components": {
             "schemas": _schemas(),
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
-                                           "bearerFormat": "JWT"}},
+                                           "bearerFormat": "JWT"},
+                                "clientSecretBasic": {"type": "http", "scheme": "basic"}},
         },
     }
 

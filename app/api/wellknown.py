@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, current_app, jsonify, url_for
 from redis import RedisError
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
@@ -26,19 +26,38 @@ def jwks() -> Response:
     return _cacheable(jsonify(tools().access_tokens.keyring.jwks()), 300)
 
 
+# What the OpenID Connect provider (app/oidc) offers, and nothing it does not (OpenID Connect
+# Discovery 1.0 §3; RFC 8414).
+OIDC_ENDPOINTS = {"authorization_endpoint": "oidc.authorize", "token_endpoint": "oidc.token",
+                  "userinfo_endpoint": "oidc.userinfo", "revocation_endpoint": "oidc.revoke",
+                  "introspection_endpoint": "oidc.introspect",
+                  "end_session_endpoint": "oidc.end_session"}
+CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+
+
 @bp.get("/.well-known/openid-configuration")
 def issuer_metadata() -> Response:
     base = current_app.config["PUBLIC_URL"]
     return _cacheable(jsonify({
         "issuer": base,
         "jwks_uri": f"{base}/.well-known/jwks.json",
-        "authorization_endpoint": f"{base}/login",
-        "token_endpoint": f"{base}/api/v2/auth/exchange-code",
+        **{name: f"{base}{url_for(view)}" for name, view in OIDC_ENDPOINTS.items()},
+        "scopes_supported": ["openid", "email", "profile"],
         "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "subject_types_supported": ["public"],
-        "code_challenge_methods_supported": ["S256"],
         "id_token_signing_alg_values_supported": [current_app.config["JWT_ALG"]],
-        "token_endpoint_auth_methods_supported": ["none"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
+        "revocation_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
+        "introspection_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS[:2],
+        "prompt_values_supported": ["none", "login", "consent", "create"],
+        "claims_supported": ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash",
+                             "sid", "amr", "email", "email_verified", "name"],
+        "claims_parameter_supported": False,
+        "request_parameter_supported": False,
+        "request_uri_parameter_supported": False,
     }), 3600)
 
 

@@ -55,6 +55,15 @@ class InvalidToken(BearerError):
     detail = "The access token is invalid."
 
 
+class InsufficientScope(BearerError):
+    """An access token that was not issued to an OpenID Connect client with `openid`, at
+    /oauth2/userinfo (RFC 6750 §3.1)."""
+
+    status = 403
+    code = "insufficient_scope"
+    detail = "The access token was not issued for the openid scope."
+
+
 class TokenExpired(BearerError):
     code = "token_expired"
     detail = "The access token has expired."

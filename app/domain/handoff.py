@@ -83,7 +83,7 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
     if code is None:
         raise InvalidCode()
     if not claimed:
-        _revoke_first_redemption(code, client)
+        revoke_first_redemption(code, client)
         raise kept(InvalidCode())
     if not _matches(code, provider, code_verifier, redirect_uri) or code.expires_at <= at:
         audit.record("handoff_code_refused", client, user_id=code.user_id)
@@ -98,6 +98,8 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
 
 def _matches(code: HandoffCode, provider: str, code_verifier: str | None,
              redirect_uri: str | None) -> bool:
+    if code.client_id is not None:  # an OpenID Connect client's code: its token endpoint only
+        return False
     if not hmac.compare_digest(code.provider, provider):
         return False
     if redirect_uri is not None and not hmac.compare_digest(code.redirect_uri, redirect_uri):
@@ -110,7 +112,7 @@ def _matches(code: HandoffCode, provider: str, code_verifier: str | None,
     return hmac.compare_digest(computed.rstrip(b"=").decode(), code.code_challenge)
 
 
-def _revoke_first_redemption(code: HandoffCode, client: ClientInfo) -> None:
+def revoke_first_redemption(code: HandoffCode, client: ClientInfo) -> None:
     if code.session_id is not None:
         session = db.session.get(AuthSession, code.session_id)
         if session is not None:

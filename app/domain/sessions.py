@@ -43,6 +43,16 @@ T = TypeVar("T")
 Opening = Callable[[User, str], T]
 
 
+@dataclass(frozen=True)
+class ForClient:
+    """A session opened for an OpenID Connect client: its client id, the scope granted, and
+    the browser session (single sign-on) it came through."""
+
+    client_id: str
+    scope: str
+    browser_session_id: str | None
+
+
 class LogoutScope(StrEnum):
     LOCAL = "local"    # this session
     OTHERS = "others"  # every other session of the account
@@ -69,10 +79,11 @@ def require_confirmed(user: User) -> None:
 
 
 @writes
-def issue_tokens(user: User, provider: str, client: ClientInfo) -> IssuedTokens:
-    """Open a session for an API client whose credential was just authenticated, and issue its
-    first tokens."""
-    session = open_session(user, provider, client)
+def issue_tokens(user: User, provider: str, client: ClientInfo,
+                 for_client: ForClient | None = None) -> IssuedTokens:
+    """Open a session for an API client (or an OpenID Connect client) whose credential was just
+    authenticated, and issue its first tokens."""
+    session = open_session(user, provider, client, for_client)
     refresh = _new_refresh_token(session, session.created_at)
     return _issue(user, session, refresh)
 
@@ -83,7 +94,8 @@ def tokens_for(client: ClientInfo) -> Opening[IssuedTokens]:
 
 
 @writes
-def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
+def open_session(user: User, provider: str, client: ClientInfo,
+                 for_client: ForClient | None = None) -> AuthSession:
     """A session for a device, without tokens (a browser's session is so), written with its
     audit event. EmailNotConfirmed when the account may not hold one yet."""
     require_confirmed(user)
@@ -92,6 +104,9 @@ def open_session(user: User, provider: str, client: ClientInfo) -> AuthSession:
         "id": new_id(), "user_id": user.id, "provider": provider, "created_at": at,
         "last_used_at": at, "expires_at": at + _seconds("REFRESH_MAX_TTL"), "revoked_at": None,
         "revoke_reason": None, "ip": client.ip, "user_agent": client.user_agent,
+        "client_id": for_client.client_id if for_client else None,
+        "scope": for_client.scope if for_client else None,
+        "browser_session_id": for_client.browser_session_id if for_client else None,
     }, user=user)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
     return session
@@ -120,8 +135,11 @@ def _new_refresh_token(session: AuthSession, at: datetime) -> str:
 
 
 def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens:
+    # A client's session says whose it is in its tokens (the audience stays the shared one).
+    extra = ({"client_id": session.client_id, "scope": session.scope or ""}
+             if session.client_id is not None else None)
     access = tools().access_tokens.issue(user_id=user.id, session_id=session.id,
-                                         plan=user.plan, now=now())
+                                         plan=user.plan, now=now(), extra=extra)
     return IssuedTokens(user, session, access.token, refresh_token,
                         tools().access_tokens.ttl)
 
@@ -129,15 +147,20 @@ def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens
 # Refreshing ----------------------------------------------------------------------------------
 
 @writes
-def refresh(raw: str, client: ClientInfo) -> IssuedTokens:
+def refresh(raw: str, client: ClientInfo, *, client_id: str | None = None) -> IssuedTokens:
     """Trade a refresh token for a new pair. Every use rotates the token.
 
     A token that was already rotated is answered with the same successor while the grace window
     lasts (two tabs refreshing at once), and revokes its whole session after that: whoever
     presents it then holds a copy of a token its owner has moved past.
+
+    A refresh token works only where it was issued: one of an OpenID Connect client's session
+    only at the token endpoint for that client (`client_id`), any other only at the API's.
     """
     for _attempt in range(2):
         row = _find_refresh_token(raw)
+        if row.session.client_id != client_id:
+            raise InvalidRefreshToken()
         require_confirmed(row.session.user)
         at = now()
         if row.rotated_at is not None:

@@ -1,14 +1,22 @@
-"""The client-site registry: which redirect URIs and origins are ours to send people back to.
+"""The client-site registry: which redirect URIs and origins are ours to send people back to,
+and each site as an OAuth / OpenID Connect client (`client_id` = the site's name).
 
 Sites come from SVC_CLIENT_SITES and from `flask sites add` (the client_sites table). Matching is
 exact, character for character: no prefixes, no normalisation, no case folding, so `//evil`,
 `good.example@evil`, `good.example.evil`, a trailing slash or an encoded byte never match.
+
+A site registered as before (redirect URIs and origins only) is a first-party public client:
+no secret, PKCE S256 required, scopes `openid email profile`, and its redirect URIs serve as its
+post-logout redirect URIs. A confidential client has a secret (256 random bits, shown once by
+the CLI, stored as its SHA-256) and authenticates with `client_secret_basic` or
+`client_secret_post`, whichever it registered.
 """
 
 from __future__ import annotations
 
+import hmac
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,12 +24,17 @@ from flask import current_app
 from sqlalchemy import select
 
 from app.db.transactions import writes
+from app.domain import tokens
 from app.domain.clock import now
 from app.domain.errors import InvalidBody, InvalidRedirectUri, UnknownCallback
 from app.extensions import db
 from app.models import ClientSite
 
 SITE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+DEFAULT_SCOPES = ("openid", "email", "profile")
+SUPPORTED_SCOPES = ("openid", "email", "profile")
+PUBLIC = "none"  # the token endpoint auth method of a public client
+SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,29 @@ class Site:
     redirect_uris: tuple[str, ...]
     origins: tuple[str, ...]
     from_settings: bool = False
+    post_logout_uris: tuple[str, ...] | None = None  # None: the redirect URIs
+    client_secret_hash: str | None = field(default=None, repr=False)
+    auth_method: str = PUBLIC
+    allowed_scopes: tuple[str, ...] = DEFAULT_SCOPES
+    first_party: bool = True
+
+    @property
+    def client_id(self) -> str:
+        return self.name
+
+    @property
+    def is_public(self) -> bool:
+        return self.auth_method == PUBLIC
+
+    @property
+    def post_logout_redirect_uris(self) -> tuple[str, ...]:
+        return self.redirect_uris if self.post_logout_uris is None else self.post_logout_uris
+
+    def check_secret(self, untrusted_secret: str) -> bool:
+        """Whether this is the client's secret (a public client has none)."""
+        if self.client_secret_hash is None:
+            return False
+        return hmac.compare_digest(tokens.hash_secret(untrusted_secret), self.client_secret_hash)
 
     @property
     def home(self) -> str | None:
@@ -43,12 +79,38 @@ class Site:
         return None
 
 
+def _optional(values: Any) -> tuple[str, ...] | None:
+    return None if values is None else tuple(values)
+
+
+def _from_row(row: ClientSite) -> Site:
+    return Site(row.name, tuple(row.redirect_uris), tuple(row.origins),
+                post_logout_uris=_optional(row.post_logout_redirect_uris),
+                client_secret_hash=row.client_secret_hash,
+                auth_method=row.token_endpoint_auth_method,
+                allowed_scopes=_optional(row.scopes) or DEFAULT_SCOPES,
+                first_party=row.first_party)
+
+
+def _from_settings(name: str, entry: dict[str, Any]) -> Site:
+    """An entry of SVC_CLIENT_SITES: `redirect_uris`, `origins`, and optionally
+    `post_logout_redirect_uris`, `scopes`, `first_party`, and for a confidential client
+    `client_secret_sha256` (hex) with `token_endpoint_auth_method`."""
+    secret_hash = entry.get("client_secret_sha256")
+    method = entry.get("token_endpoint_auth_method",
+                       SECRET_METHODS[0] if secret_hash else PUBLIC)
+    return Site(name, tuple(entry.get("redirect_uris", ())), tuple(entry.get("origins", ())),
+                from_settings=True,
+                post_logout_uris=_optional(entry.get("post_logout_redirect_uris")),
+                client_secret_hash=secret_hash, auth_method=method,
+                allowed_scopes=_optional(entry.get("scopes")) or DEFAULT_SCOPES,
+                first_party=bool(entry.get("first_party", True)))
+
+
 def all_sites() -> dict[str, Site]:
-    sites = {row.name: Site(row.name, tuple(row.redirect_uris), tuple(row.origins))
-             for row in db.session.scalars(select(ClientSite))}
+    sites = {row.name: _from_row(row) for row in db.session.scalars(select(ClientSite))}
     for name, entry in (current_app.config["CLIENT_SITES"] or {}).items():
-        sites[name] = Site(name, tuple(entry.get("redirect_uris", ())),
-                           tuple(entry.get("origins", ())), from_settings=True)
+        sites[name] = _from_settings(name, entry)
     return sites
 
 
@@ -99,20 +161,78 @@ def _check_uri(uri: str, *, origin: bool) -> str:
     return uri
 
 
+@dataclass(frozen=True)
+class Registration:
+    """What `sites add` registers beyond redirect URIs and origins (the defaults: a first-party
+    public client allowed `openid email profile`)."""
+
+    post_logout_redirect_uris: list[str] | None = None
+    auth_method: str = PUBLIC
+    scopes: list[str] | None = None
+    first_party: bool = True
+
+
+@dataclass(frozen=True)
+class Registered:
+    site: Site
+    client_secret: str | None  # a confidential client's new secret, shown once
+
+
+def _check_client(registration: Registration) -> None:
+    if registration.auth_method not in (PUBLIC, *SECRET_METHODS):
+        raise InvalidBody(f"The token endpoint auth method is one of {PUBLIC}, "
+                          f"{', '.join(SECRET_METHODS)}.")
+    unknown = set(registration.scopes or ()) - set(SUPPORTED_SCOPES)
+    if unknown:
+        raise InvalidBody(f"Unknown scopes: {' '.join(sorted(unknown))}.")
+    if registration.scopes is not None and "openid" not in registration.scopes:
+        raise InvalidBody("A client's scopes include openid.")
+
+
 @writes
-def add_site(name: str, redirect_uris: list[str], origins: list[str]) -> Site:
+def add_site(name: str, redirect_uris: list[str], origins: list[str],
+             registration: Registration | None = None) -> Registered:
+    """Register a site (or change one added before). A confidential client gets a new secret
+    when it had none; `rotate_secret` replaces one."""
+    registration = registration or Registration()
     if not SITE_NAME.match(name):
         raise InvalidBody("A site name is lower-case letters, digits and dashes.")
     if not redirect_uris:
         raise InvalidBody("A site needs at least one redirect URI.")
+    _check_client(registration)
     existing = all_sites().get(name)
     if existing and existing.from_settings:
         raise InvalidBody(f"{name} comes from SVC_CLIENT_SITES: change it there.")
     row: Any = db.session.get(ClientSite, name) or ClientSite(name=name, created_at=now())
     row.redirect_uris = [_check_uri(u, origin=False) for u in redirect_uris]
     row.origins = [_check_uri(o, origin=True) for o in origins]
+    row.post_logout_redirect_uris = (
+        None if registration.post_logout_redirect_uris is None
+        else [_check_uri(u, origin=False) for u in registration.post_logout_redirect_uris])
+    row.token_endpoint_auth_method = registration.auth_method
+    row.scopes = registration.scopes
+    row.first_party = registration.first_party
+    secret = None
+    if registration.auth_method == PUBLIC:
+        row.client_secret_hash = None
+    elif row.client_secret_hash is None:
+        secret = tokens.new_secret()
+        row.client_secret_hash = tokens.hash_secret(secret)
     db.session.add(row)
-    return Site(name, tuple(row.redirect_uris), tuple(row.origins))
+    db.session.flush()
+    return Registered(_from_row(row), secret)
+
+
+@writes
+def rotate_secret(name: str) -> str:
+    """A new secret for a confidential client added with `sites add`; the old one stops at
+    once."""
+    row = db.session.get(ClientSite, name)
+    if row is None or row.token_endpoint_auth_method == PUBLIC:
+        raise InvalidBody(f"{name} is no confidential client added with `sites add`.")
+    secret = tokens.new_secret()
+    row.client_secret_hash = tokens.hash_secret(secret)
+    return secret
 
 
 @writes

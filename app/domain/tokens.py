@@ -53,19 +53,25 @@ class AccessTokens:
         self._cache: OrderedDict[str, tuple[str, AccessClaims]] = OrderedDict()
         self._cache_size = cache_size
 
-    def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime) -> AccessToken:
-        key = self.keyring.signing_key()
+    def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime,
+              extra: dict[str, str] | None = None) -> AccessToken:
+        """`extra`: the `client_id` and `scope` of a token issued to an OpenID Connect client."""
         iat = int(now.timestamp())
-        claims = {
+        claims: dict[str, Any] = {
+            **(extra or {}),
             "iss": self.issuer, "aud": self.audience, "sub": user_id, "sid": session_id,
             "plan": plan, "jti": secrets.token_urlsafe(16), "iat": iat, "nbf": iat,
             "exp": iat + self.ttl,
         }
+        return AccessToken(self.sign(claims, ACCESS_TOKEN_TYPE), iat + self.ttl)
+
+    def sign(self, claims: dict[str, Any], typ: str) -> str:
+        """`claims` signed with the signing key (its `kid` and `typ` in the header); an ES256
+        signature in its low-S form. Also the ID tokens' and client tokens' signer."""
+        key = self.keyring.signing_key()
         token = jwt.encode(claims, key.private, algorithm=key.alg,
-                           headers={"kid": key.kid, "typ": ACCESS_TOKEN_TYPE})
-        if key.alg == "ES256":
-            token = low_s.normalised(token)
-        return AccessToken(token, iat + self.ttl)
+                           headers={"kid": key.kid, "typ": typ})
+        return low_s.normalised(token) if key.alg == "ES256" else token
 
     def verify(self, token: str, now: datetime) -> AccessClaims:
         """The token's claims, or InvalidToken / TokenExpired. Never anything else."""

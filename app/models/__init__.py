@@ -1,6 +1,7 @@
 """Mapped classes only. Import them from here."""
 
 from app.models.audit import AuditEvent
+from app.models.consent import ConsentGrant
 from app.models.failure_counter import FailureCounter
 from app.models.handoff import HandoffCode
 from app.models.identity import Identity
@@ -11,5 +12,6 @@ from app.models.session import AuthSession, RefreshToken
 from app.models.site import ClientSite
 from app.models.user import User
 
-__all__ = ["AuditEvent", "AuthSession", "ClientSite", "FailureCounter", "HandoffCode", "Identity",
-           "MailJob", "OneTimeToken", "RateLimitCounter", "RefreshToken", "User"]
+__all__ = ["AuditEvent", "AuthSession", "ClientSite", "ConsentGrant", "FailureCounter",
+           "HandoffCode", "Identity", "MailJob", "OneTimeToken", "RateLimitCounter", "RefreshToken",
+           "User"]

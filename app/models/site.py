@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, String
+from sqlalchemy import JSON, Boolean, String, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
@@ -10,7 +10,9 @@ from app.models.types import UTCDateTime
 
 
 class ClientSite(db.Model):
-    """A client site registered with `flask sites add` (SVC_CLIENT_SITES holds the others)."""
+    """A client site registered with `flask sites add` (SVC_CLIENT_SITES holds the others): the
+    handoff's redirect targets and CORS origins, and the site as an OpenID Connect client
+    (`client_id` = its name)."""
 
     __tablename__ = "client_sites"
 
@@ -18,3 +20,13 @@ class ClientSite(db.Model):
     redirect_uris: Mapped[list[str]] = mapped_column(JSON)
     origins: Mapped[list[str]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # None: the redirect URIs serve as post-logout redirect URIs too.
+    post_logout_redirect_uris: Mapped[list[str] | None] = mapped_column(JSON)
+    # A confidential client's secret, as its SHA-256 (256 random bits: no salt needed); None for
+    # a public client, which must use PKCE.
+    client_secret_hash: Mapped[str | None] = mapped_column(String(64))
+    token_endpoint_auth_method: Mapped[str] = mapped_column(String(32), default="none",
+                                                            server_default="none")
+    # None: the default scopes (openid email profile).
+    scopes: Mapped[list[str] | None] = mapped_column(JSON)
+    first_party: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())

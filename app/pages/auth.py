@@ -74,7 +74,10 @@ def login_form() -> Page:
         # Single sign-on: straight back, nothing to type.
         return browser.hand_back(signed_in, target) if target else redirect(url_for(".account"))
     notice = refusal_notice(request.args.get("error"))
-    return _page("pages/login.html", target, form=LoginForm(), notice=notice)
+    # An OpenID Connect client's `login_hint` (app/oidc): the address to offer, nothing more.
+    untrusted_hint = request.args.get("login_hint", "")[:254]
+    return _page("pages/login.html", target, form=LoginForm(data={"email": untrusted_hint}),
+                 notice=notice)
 
 
 @bp.post("/login")

@@ -18,6 +18,7 @@ from app.domain import browser_sessions, handoff, known_devices, sessions
 from app.domain.browser_sessions import BrowserSignIn
 from app.extensions import login_manager
 from app.models import AuthSession, User
+from app.web import pending_authorization
 from app.web.client import client_info
 from app.web.targets import Target, send_back
 
@@ -86,7 +87,8 @@ class Landing(Generic[T]):
 
 def sign_in_here(target: Target | None) -> Landing[BrowserSignIn]:
     """Sign this browser in: the session it held ends, a new one opens, and the person goes
-    back to the client site `target` names with a code, or else to the account page."""
+    back to the client site `target` names with a code, or else to the OpenID Connect
+    authorization request that waits for this sign-in, or else to the account page."""
     previous = current()
     opening = browser_sessions.for_browser(
         client_info(), replacing=previous.auth_session if previous else None,
@@ -95,7 +97,7 @@ def sign_in_here(target: Target | None) -> Landing[BrowserSignIn]:
     def land(opened: BrowserSignIn, provider: str) -> Response:
         _hold(opened.session)
         if target is None:
-            return redirect(url_for("pages.account"))
+            return redirect(pending_authorization.resume_url() or url_for("pages.account"))
         assert opened.code is not None
         return send_back(target, code=opened.code, provider=provider)
 
@@ -122,6 +124,11 @@ def sign_out() -> None:
     if signed_in is not None:
         sessions.log_out(signed_in.auth_session.id, signed_in.user.id, sessions.LogoutScope.LOCAL,
                          client_info())
+    forget()
+
+
+def forget() -> None:
+    """Drop this browser's hold on a session that has already ended."""
     logout_user()
     session.clear()
 

@@ -110,6 +110,8 @@ login = _limits(
 signup = _limits(("signup-ip", "LIMIT_SIGNUP", limit_key_ip, {}))
 refresh = _limits(("refresh-ip", "LIMIT_REFRESH", limit_key_ip, {}))
 exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", limit_key_ip, {}))
+# The OpenID Connect endpoints of clients (token, revocation, introspection), per address.
+oidc_token = _limits(("oidc-token-ip", "LIMIT_OIDC_TOKEN", limit_key_ip, {}))
 # Mail-sending endpoints: per email (no one gets bombarded), and per IP.
 forgot = _limits(("forgot-email", "LIMIT_FORGOT", _untrusted_email, {}),
                  ("forgot-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))

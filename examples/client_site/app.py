@@ -32,6 +32,9 @@ except ModuleNotFoundError:  # run from a checkout: use the helper that lives ne
     import svc_auth_client as auth
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # oidc_mode.py, next door, when run as a script or imported
+import oidc_mode  # noqa: E402
+
 GENERATION_PLANS = ("pro", "team")
 SITES = {"symbols": "symbol", "footprints": "footprint"}  # site name -> the kind of item it has
 
@@ -90,6 +93,10 @@ def create_app(site: str | None = None, service_url: str | None = None,
                                               issuer=service_url, audience=audience)
     auth.init_app(app, verifier, pricing_url=pricing_url,
                   plan_check_url=f"{service_url}/api/v2/auth/verify")
+    # The second way in: standard OpenID Connect with authlib's client (oidc_mode.py).
+    app.secret_key = os.environ.get("SITE_SECRET_KEY") or os.urandom(32)
+    oidc_mode.register(app, service_url, os.environ.get("OIDC_CLIENT_ID", site),
+                       os.environ.get("OIDC_CLIENT_SECRET"))
     _register_pages(app)
     _register_public_api(app)
     _register_member_api(app)

@@ -42,7 +42,10 @@ def kit() -> Iterator[Kit]:
     sites = {name: bind_site(name) for name in SITE_NAMES}
     service: Server | None = None
     try:
-        registry = {name: {"redirect_uris": [site.callback], "origins": [site.base_url]}
+        # Each site's handoff callback first (v1's target), then its OpenID Connect mode's.
+        registry = {name: {"redirect_uris": [site.callback, site.url("/oidc/callback")],
+                           "post_logout_redirect_uris": [site.url("/oidc")],
+                           "origins": [site.base_url]}
                     for name, site in sites.items()}
         service = start_server(workdir / "server",
                                {"SVC_CLIENT_SITES": json.dumps(registry)}, workers=2)

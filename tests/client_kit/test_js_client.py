@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import jwt
 import pytest
 import requests
-from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, expect
+from playwright.sync_api import BrowserContext, Page, Request, Route, expect
 
 from tests.support.accounts import PASSWORD
 from tests.support.client_kit import (
@@ -29,11 +29,12 @@ from tests.support.client_kit import (
     BrowserThread,
     Kit,
     RunningSite,
+    in_context,
+    watch_errors,
 )
 
 pytestmark = pytest.mark.e2e
 
-TIMEOUT_MS = 10_000
 GARBAGE = "garbage.access.token"  # a 401 at every site, as an expired or revoked token would be
 
 INSTALL = """async ({ serviceUrl, site, pricingUrl, brand }) => {
@@ -62,36 +63,6 @@ def settle(page: Page, expression: str, arg: Any = None) -> Any:
 
 
 # -- helpers (they run in the browser thread) -----------------------------------------------------
-
-
-def new_context(browser: Browser, site: RunningSite) -> BrowserContext:
-    context = browser.new_context()
-    context.set_default_timeout(TIMEOUT_MS)
-    context.set_default_navigation_timeout(TIMEOUT_MS)
-    return context
-
-
-def in_context(kit_site: RunningSite, scenario: Callable[[BrowserContext], Any]
-               ) -> Callable[[Browser], Any]:
-    def job(browser: Browser) -> Any:
-        context = new_context(browser, kit_site)
-        try:
-            return scenario(context)
-        finally:
-            context.close()
-    return job
-
-
-def watch_errors(page: Page) -> list[str]:
-    """Uncaught exceptions and console errors (CSP and CORS refusals among them). Chromium's
-    "Failed to load resource" lines are left out: every 401 and 402 the tests cause, and a
-    missing favicon, produce one."""
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text)
-            if message.type == "error" and not message.text.startswith("Failed to load resource")
-            else None)
-    return errors
 
 
 def open_site(context: BrowserContext, site: RunningSite, path: str = "/") -> Page:

@@ -22,7 +22,7 @@ def test_every_api_route_is_documented_and_nothing_else(app, client):
     routed = set()
     for rule in app.url_map.iter_rules():
         path = re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", r"{\1}", rule.rule)
-        if path.startswith(("/api/v1", "/api/v2", "/.well-known", "/health")):
+        if path.startswith(("/api/v1", "/api/v2", "/.well-known", "/health", "/oauth2")):
             routed |= {(m, path) for m in rule.methods - {"HEAD", "OPTIONS"}}
     assert documented == routed
 
@@ -38,11 +38,17 @@ def test_request_bodies_are_the_validating_models(client):
 
 
 def test_every_error_response_is_a_problem(client):
+    """The API's errors are problem details; the OpenID Connect endpoints' are RFC 6749's, or
+    pages for a browser."""
     document = client.get("/api/openapi.json").get_json()
+    oauth_error = {"application/json": {"schema": {"$ref": "#/components/schemas/OAuthError"}}}
     for path, methods in document["paths"].items():
         for op in methods.values():
             for status, response in op["responses"].items():
-                if int(status) >= 400:
+                if int(status) >= 400 and path.startswith("/oauth2/"):
+                    assert response["content"] in (oauth_error, {"text/html": {
+                        "schema": {"type": "string"}}}), (path, status)
+                elif int(status) >= 400:
                     assert "application/problem+json" in response["content"], (path, status)
             if op.get("security"):
                 assert "401" in op["responses"]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import pytest
 import requests
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from tests.support.accounts import PASSWORD
@@ -228,3 +228,38 @@ class BrowserThread:
     def close(self) -> None:
         self._jobs.put(None)
         self._thread.join(timeout=30)
+
+
+# Browser contexts for the kit's pages (they run in the browser thread) ------------------------
+
+TIMEOUT_MS = 10_000
+
+
+def new_context(browser: Browser, site: RunningSite) -> BrowserContext:
+    context = browser.new_context()
+    context.set_default_timeout(TIMEOUT_MS)
+    context.set_default_navigation_timeout(TIMEOUT_MS)
+    return context
+
+
+def in_context(kit_site: RunningSite, scenario: Callable[[BrowserContext], Any]
+               ) -> Callable[[Browser], Any]:
+    def job(browser: Browser) -> Any:
+        context = new_context(browser, kit_site)
+        try:
+            return scenario(context)
+        finally:
+            context.close()
+    return job
+
+
+def watch_errors(page: Page) -> list[str]:
+    """Uncaught exceptions and console errors (CSP and CORS refusals among them). Chromium's
+    "Failed to load resource" lines are left out: every 401 and 402 the tests cause, and a
+    missing favicon, produce one."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text)
+            if message.type == "error" and not message.text.startswith("Failed to load resource")
+            else None)
+    return errors

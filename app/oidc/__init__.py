@@ -1,0 +1,238 @@
+"""The OpenID Connect provider's endpoints: authorization (through the hosted login), token,
+userinfo, revocation, introspection and RP-initiated logout. The protocol is authlib's
+(app/oidc/server.py); the rules are the domain's (app/domain/authorization.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from authlib.oauth2.rfc6749 import AccessDeniedError, InvalidRequestError, OAuth2Error
+from authlib.oidc.core.errors import ConsentRequiredError, LoginRequiredError
+from flask import Blueprint, Flask, Response, jsonify, redirect, render_template, request, url_for
+from flask_wtf.csrf import validate_csrf
+from wtforms import ValidationError
+
+from app.domain import authorization
+from app.domain.clock import now
+from app.domain.errors import AuthError, BearerError, InvalidToken, MissingToken
+from app.oidc import server as oidc_server
+from app.web import browser, pending_authorization, ratelimits
+from app.web.client import client_info
+from app.web.errors import Failure, register_failures
+
+bp = Blueprint("oidc", __name__)
+
+
+def init_app(app: Flask) -> None:
+    app.extensions[oidc_server.SERVER_KEY] = oidc_server.build(app)
+
+
+def _page(status: int, title: str, detail: str) -> tuple[str, int]:
+    return render_template("errors/page.html", title=title, detail=detail, status=status), status
+
+
+_BROWSER_FACING = ("oidc.authorize", "oidc.authorize_decision", "oidc.end_session")
+
+
+def _failure(failure: Failure) -> Response | tuple[str, int, dict[str, str]]:
+    """429, 500, 503: a page for the browser's endpoints, OAuth's JSON for the clients'."""
+    headers = {**failure.headers}
+    if failure.retry_after is not None:
+        headers["Retry-After"] = str(failure.retry_after)
+    if request.endpoint in _BROWSER_FACING:
+        return (*_page(failure.status, "This request could not be answered now",
+                       "Wait a little, then try again."), headers)
+    response = jsonify(error="temporarily_unavailable" if failure.status == 503
+                       else "server_error" if failure.status >= 500 else "slow_down")
+    response.status_code = failure.status
+    response.headers.update(headers)
+    return response
+
+
+register_failures(bp, _failure)
+
+
+# Authorization -------------------------------------------------------------------------------
+
+def _refused(error: OAuth2Error) -> Response | tuple[str, int]:
+    """An error goes back to the client only once its redirect URI is validated (RFC 6749
+    §4.1.2.1); before that, the person sees a page and nobody is redirected."""
+    if error.redirect_uri:
+        response = oidc_server.server().handle_error_response(None, error)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    return _page(400, "This sign-in request cannot be used",
+                 error.description or "The site that sent you here made a mistake.")
+
+
+def _max_age() -> int | None:
+    untrusted_max_age = request.args.get("max_age")
+    if untrusted_max_age is None:
+        return None
+    if not untrusted_max_age.isdigit() or len(untrusted_max_age) > 9:
+        raise InvalidRequestError("max_age must be a number of seconds.")
+    return int(untrusted_max_age)
+
+
+def _must_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str],
+                  max_age: int | None, waited: pending_authorization.Pending | None) -> bool:
+    """Whether the person must (again) sign in before the client gets a code: signed out, or
+    `prompt=login` (or `create`), or a sign-in older than max_age, unless they signed in since
+    this request came."""
+    if signed_in is None:
+        return True
+    signed_in_at = authorization.auth_time(signed_in.auth_session)
+    if waited is not None and signed_in_at >= waited.asked_at:
+        return False
+    if prompts & {"login", "create"}:
+        return True
+    return max_age is not None and int(now().timestamp()) - signed_in_at > max_age
+
+
+def _signed_out() -> bool:
+    return browser.current() is None
+
+
+@bp.get("/oauth2/authorize")
+@ratelimits.single_sign_on(exempt_when=_signed_out)
+def authorize() -> Response | tuple[str, int]:
+    return _authorize(None)
+
+
+@bp.post("/oauth2/authorize")
+@ratelimits.single_sign_on(exempt_when=_signed_out)
+def authorize_decision() -> Response | tuple[str, int]:
+    """The consent page's answer, with the authorization request still in the query."""
+    try:
+        validate_csrf(request.form.get("csrf_token"))
+    except ValidationError:
+        return _page(400, "This form expired or did not come from this site",
+                     "Go back to the site and sign in again.")
+    return _authorize(request.form.get("decision"))
+
+
+def _authorize(decision: str | None) -> Response | tuple[str, int]:
+    server = oidc_server.server()
+    signed_in = browser.current()
+    try:
+        grant = server.get_consent_grant(end_user=signed_in)
+    except OAuth2Error as error:
+        return _refused(error)
+    query = request.query_string.decode()
+    waited = pending_authorization.pending()
+    waited = waited if waited is not None and waited.query == query else None
+    prompts = set((request.args.get("prompt") or "").split())
+    try:
+        if len(query) > pending_authorization.MAX_QUERY:
+            raise InvalidRequestError("The authorization request is too long.")
+        if _must_sign_in(signed_in, prompts, _max_age(), waited):
+            if "none" in prompts:
+                raise LoginRequiredError()
+            return _to_sign_in(signed_in, prompts, query, waited)
+        assert signed_in is not None
+        if not _consented(grant, signed_in, prompts, decision):
+            if "none" in prompts:
+                raise ConsentRequiredError()
+            return _consent_page(grant, signed_in)
+    except OAuth2Error as error:
+        error.redirect_uri, error.state = grant.redirect_uri, request.args.get("state")
+        return _refused(error)
+    try:
+        response = server.create_authorization_response(grant=grant, grant_user=signed_in)
+    except AuthError as error:  # EmailNotConfirmed: as for the handoff, a page and no code
+        return _page(error.status, "You cannot sign in to this site yet", error.detail)
+    response.headers["Cache-Control"] = "no-store"
+    return pending_authorization.forget(response) if waited is not None else response
+
+
+def _consented(grant: Any, signed_in: browser.BrowserUser, prompts: set[str],
+               decision: str | None) -> bool:
+    """The family's own sites need no consent; another site needs the person's, once per scope
+    (again with `prompt=consent`). AccessDeniedError when they refuse."""
+    site, scope = grant.client.site, grant.request.scope
+    if site.first_party:
+        return True
+    if decision == "deny":
+        raise AccessDeniedError()
+    if decision == "allow":
+        authorization.give_consent(signed_in.user.id, site.client_id, scope, client_info())
+        return True
+    return "consent" not in prompts and authorization.has_consent(signed_in.user.id,
+                                                                  site.client_id, scope)
+
+
+def _consent_page(grant: Any, signed_in: browser.BrowserUser) -> tuple[str, int]:
+    return render_template("oidc/consent.html", client_id=grant.client.client_id,
+                           scopes=grant.request.scope.split(), user=signed_in.user,
+                           action=request.full_path), 200
+
+
+def _to_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str], query: str,
+                waited: pending_authorization.Pending | None) -> Response:
+    page = "pages.signup_form" if "create" in prompts else "pages.login_form"
+    again = {"prompt": "login"} if signed_in is not None else {}
+    if request.args.get("login_hint") and page == "pages.login_form":
+        again["login_hint"] = request.args["login_hint"]
+    asked_at = waited.asked_at if waited is not None else int(now().timestamp())
+    return pending_authorization.remember(redirect(url_for(page, **again)), query, asked_at)
+
+
+# Tokens --------------------------------------------------------------------------------------
+
+@bp.post("/oauth2/token")
+@ratelimits.oidc_token
+def token() -> Response:
+    return oidc_server.server().create_token_response()
+
+
+@bp.post("/oauth2/revoke")
+@ratelimits.oidc_token
+def revoke() -> Response:
+    return oidc_server.server().create_endpoint_response("revocation")
+
+
+@bp.post("/oauth2/introspect")
+@ratelimits.oidc_token
+def introspect() -> Response:
+    response: Response = oidc_server.server().create_endpoint_response("introspection")
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _bearer() -> str:
+    """RFC 6750 §2.1: the access token from the Authorization header, and from nowhere else."""
+    scheme, _, untrusted_token = request.headers.get("Authorization", "").partition(" ")
+    if not scheme:
+        raise MissingToken()
+    if scheme.lower() != "bearer" or not untrusted_token.strip():
+        raise InvalidToken()
+    return untrusted_token.strip()
+
+
+@bp.route("/oauth2/userinfo", methods=["GET", "POST"])
+def userinfo() -> Response:
+    try:
+        response = jsonify(authorization.userinfo(_bearer()))
+    except BearerError as error:
+        code = error.code if error.code == "insufficient_scope" else "invalid_token"
+        response = jsonify(error=code, error_description=error.detail)
+        response.status_code = error.status
+        response.headers["WWW-Authenticate"] = f'Bearer error="{code}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+# RP-initiated logout -------------------------------------------------------------------------
+
+@bp.route("/oauth2/logout", methods=["GET", "POST"])
+def end_session() -> Response | tuple[str, int]:
+    server = oidc_server.server()
+    try:
+        validated = server.validate_endpoint_request("end_session")
+    except OAuth2Error as error:  # never a redirect (OpenID RP-Initiated Logout §4)
+        return _page(400, "This sign-out request cannot be used",
+                     error.description or "The site that sent you here made a mistake.")
+    if validated.needs_confirmation:  # no id_token_hint: ask, as the spec advises
+        return render_template("oidc/logout.html", confirm=browser.current() is not None), 200
+    response: Response | None = server.create_endpoint_response("end_session", validated)
+    return response or (render_template("oidc/logout.html", confirm=False), 200)

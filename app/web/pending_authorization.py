@@ -1,0 +1,68 @@
+"""An OpenID Connect authorization request that waits while the person signs in.
+
+The authorization endpoint (app/oidc) sends a browser that must sign in first to the hosted
+login page, and keeps the request's query in a cookie of its own: signed, HttpOnly, SameSite=Lax,
+for 10 minutes, and apart from the session cookie, which a sign-in replaces. Whatever way the
+person then signs in (password, sign-up, a provider), the sign-in lands back on the
+authorization endpoint with that query (web/browser.py), which checks the request again from
+the start and hands the client its code. The cookie also says when the request first came, so
+that `prompt=login` is satisfied by a sign-in after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Response, current_app, request, url_for
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+MAX_AGE = 600  # seconds a person may take to sign in
+MAX_QUERY = 3000  # characters of an authorization request's query that a cookie can hold
+_SALT = "svc-auth pending authorization"
+
+
+@dataclass(frozen=True)
+class Pending:
+    query: str
+    asked_at: int  # when the authorization request first came (the service's clock)
+
+
+def _cookie_name() -> str:
+    return ("__Host-svc_authorize" if current_app.config["SESSION_COOKIE_SECURE"]
+            else "svc_authorize")
+
+
+def _serializer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt=_SALT)
+
+
+def remember(response: Response, query: str, asked_at: int) -> Response:
+    response.set_cookie(_cookie_name(), _serializer().dumps([query, asked_at]), max_age=MAX_AGE,
+                        path="/", secure=current_app.config["SESSION_COOKIE_SECURE"],
+                        httponly=True, samesite="Lax")
+    return response
+
+
+def forget(response: Response) -> Response:
+    response.delete_cookie(_cookie_name(), path="/",
+                           secure=current_app.config["SESSION_COOKIE_SECURE"], httponly=True,
+                           samesite="Lax")
+    return response
+
+
+def pending() -> Pending | None:
+    """This browser's waiting authorization request, if any (signed by us, not too old)."""
+    untrusted_value = request.cookies.get(_cookie_name())
+    if not untrusted_value:
+        return None
+    try:
+        query, asked_at = _serializer().loads(untrusted_value, max_age=MAX_AGE)
+    except (BadSignature, ValueError, TypeError):
+        return None
+    return Pending(str(query), int(asked_at))
+
+
+def resume_url() -> str | None:
+    """Where a finished sign-in goes when an authorization request waits for it."""
+    waiting = pending()
+    return f"{url_for('oidc.authorize')}?{waiting.query}" if waiting else None

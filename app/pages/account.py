@@ -5,10 +5,10 @@ from __future__ import annotations
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from app.domain import accounts, identities, providers, recovery, sessions
+from app.domain import accounts, identities, providers, recovery, second_factors, sessions
 from app.domain.errors import AuthError, InvalidBody, InvalidCredentials, refusal_notice
 from app.pages.blueprint import bp
-from app.pages.forms import ActionForm, ChangePasswordForm, field_errors
+from app.pages.forms import ActionForm, ChangePasswordForm, StepUpForm, field_errors
 from app.web import browser, provider_flow, ratelimits
 from app.web.client import client_info
 
@@ -31,6 +31,8 @@ def _render(password_form: ChangePasswordForm | None = None, status: int = 200) 
         linkable=[p for p in providers.enabled_providers() if p not in linked],
         password_form=password_form or ChangePasswordForm(), action=ActionForm(),
         notice=refusal_notice(request.args.get("error")),
+        second_factor=second_factors.summary(user), step_up=StepUpForm(),
+        recent_sign_in=second_factors.recently_signed_in(signed_in.auth_session),
     ), status
 
 

@@ -69,6 +69,25 @@ class ChangePasswordForm(FlaskForm):  # type: ignore[misc]
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
 
 
+class SecondFactorForm(FlaskForm):  # type: ignore[misc]
+    """A code of the second factor: from the authenticator app, or a recovery code."""
+
+    code = StringField("Code", validators=[DataRequired(), Length(max=32), PRINTABLE],
+                       render_kw={"autocomplete": "one-time-code", "autocapitalize": "none",
+                                  "spellcheck": "false"},
+                       description="The 6-digit code your authenticator app shows, or one of "
+                                   "your recovery codes.")
+
+
+class StepUpForm(FlaskForm):  # type: ignore[misc]
+    """A change to how the account signs in: a fresh code, unless the sign-in is recent."""
+
+    code = StringField("Code from your authenticator app, or a recovery code",
+                       validators=[Length(max=32), PRINTABLE],
+                       render_kw={"autocomplete": "one-time-code", "autocapitalize": "none",
+                                  "spellcheck": "false"})
+
+
 class ActionForm(FlaskForm):  # type: ignore[misc]
     """A button that changes something (sign out, unlink...): only its CSRF token."""
 

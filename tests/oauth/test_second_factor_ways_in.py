@@ -1,0 +1,81 @@
+"""No code, session or token before the second factor on the provider and link ways in: GitHub
+(a local stand-in) signs in to an account that has an authenticator app."""
+
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.oauth.conftest import SITES, SYMBOLS_CALLBACK
+from tests.oauth.test_provider_flows import OUR_CALLBACK, exchange, landing
+from tests.pages.conftest import submit
+from tests.providers import fixtures
+from tests.second_factor_helpers import code_at, enrolled_user
+
+github_server_session = fixtures.github_server_session
+github_server = fixtures.github_server
+START = {"redirect_uri": SYMBOLS_CALLBACK, "state": "site-state"}
+
+
+@pytest.fixture
+def settings(github_server):
+    return {
+        "CLIENT_SITES": SITES,
+        "GITHUB_CLIENT_ID": github_server.client_id,
+        "GITHUB_CLIENT_SECRET": github_server.client_secret,
+        "GITHUB_AUTHORIZE_URL": github_server.authorize_url,
+        "GITHUB_TOKEN_URL": github_server.token_url,
+        "GITHUB_API_URL": github_server.api_url,
+        "PROVIDER_TIMEOUT": 2,
+    }
+
+
+@pytest.fixture
+def enrolled(app, make_user, clock):
+    """octo@example.com (GitHub's verified address here), confirmed, with an authenticator app:
+    GitHub signs in to it."""
+    account, secret, codes = enrolled_user(app, make_user, clock, "octo@example.com")
+    with app.app_context():
+        from app.extensions import db
+        from app.models import User
+        user = db.session.get(User, account.id)
+        # proved before the password was set: no one else can know it, so GitHub links
+        user.email_verified, user.email_verified_at = True, user.password_changed_at
+        db.session.commit()
+    return account, secret, codes
+
+
+def through_github(client, start_path):
+    start = client.get(start_path, query_string=START)
+    assert start.status_code == 302, start.get_data(as_text=True)
+    back = fixtures.follow_authorization(start.headers["Location"], OUR_CALLBACK.format("github"))
+    parts = urlsplit(back)
+    return client.get(f"{parts.path}?{parts.query}")
+
+
+@pytest.mark.parametrize("start_path", ["/api/v2/auth/github", "/login/github"])
+def test_a_provider_sign_in_waits_for_the_second_factor(client, enrolled, clock, start_path):
+    _account, secret, _codes = enrolled
+    response = through_github(client, start_path)
+    second_step = response.headers["Location"]
+    assert second_step.startswith("/login/second-factor?") and "code=" not in second_step
+    assert client.get("/account").status_code == 302  # no session here either
+    done = submit(client, second_step, {"code": code_at(secret, clock)})
+    target, params = landing(done.headers["Location"])
+    assert target == SYMBOLS_CALLBACK and params["provider"] == "github"
+    assert params["state"] == "site-state"
+    assert exchange(client, params["code"], "github", verifier=None).status_code == 200
+
+
+def test_proving_the_password_on_the_link_page_waits_for_the_second_factor(
+        app, client, make_user, clock, github_server):
+    """An unconfirmed local account: GitHub's sign-in stops at the link page; proving the
+    password links GitHub, and the sign-in still needs the second factor."""
+    account, secret, _codes = enrolled_user(app, make_user, clock, "octo@example.com")
+    response = through_github(client, "/login/github")
+    assert response.headers["Location"] == "/login/link"
+    proved = submit(client, "/login/link", {"password": account.password})
+    assert proved.status_code == 302, proved.text
+    assert proved.headers["Location"].startswith("/login/second-factor")
+    assert client.get("/account").status_code == 302
+    done = submit(client, proved.headers["Location"], {"code": code_at(secret, clock)})
+    assert landing(done.headers["Location"])[0] == SYMBOLS_CALLBACK

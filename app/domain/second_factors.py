@@ -353,7 +353,9 @@ def complete(raw: str, purpose: str, code: str, client: ClientInfo,
         raise kept(InvalidSecondFactor())
     pending.used_at = now()
     audit.record("second_factor_verified", client, user_id=user.id)
-    return Completed(opening(user, pending.provider), pending.provider, method)
+    with sessions.second_factor_proved(method):
+        opened = opening(user, pending.provider)
+    return Completed(opened, pending.provider, method)
 
 
 @writes

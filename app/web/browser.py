@@ -177,5 +177,6 @@ def forget() -> None:
 def hand_back(browser_user: BrowserUser, target: Target) -> Response:
     """Send a signed-in person to a client site with a fresh one-time code (single sign-on)."""
     provider = browser_user.auth_session.provider
-    code = handoff.issue_code(browser_user.user, provider, target.hand_to())
+    code = handoff.issue_code(browser_user.user, provider, target.hand_to(),
+                              second_factor=browser_user.auth_session.second_factor)
     return send_back(target, code=code, provider=provider)

@@ -1,4 +1,5 @@
-"""second factors: authenticator apps, recovery codes, pending sign-ins
+"""second factors: authenticator apps, recovery codes, pending sign-ins; the factor of a
+session and a handoff code
 
 Revision ID: 0010
 Revises: 0009
@@ -17,6 +18,9 @@ depends_on = None
 
 
 def upgrade():
+    for table in ('sessions', 'handoff_codes'):
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            batch_op.add_column(sa.Column('second_factor', sa.String(length=16), nullable=True))
     op.create_table('totp_factors',
     sa.Column('user_id', sa.String(length=36), nullable=False),
     sa.Column('secret', sa.String(length=64), nullable=False),
@@ -57,3 +61,6 @@ def downgrade():
     op.drop_index('ix_recovery_codes_user_id', table_name='recovery_codes')
     op.drop_table('recovery_codes')
     op.drop_table('totp_factors')
+    for table in ('handoff_codes', 'sessions'):
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            batch_op.drop_column('second_factor')

@@ -123,3 +123,22 @@ def test_the_openapi_document_describes_the_second_step(client):
     assert "invalid_second_factor" in complete_mfa["description"]
     assert "MfaRequired" in doc["components"]["schemas"]
     assert "mfa_required" in doc["paths"]["/api/v1/auth/login"]["post"]["description"]
+
+
+def claims_of(token):
+    import jwt
+    return jwt.decode(token, options={"verify_signature": False})
+
+
+def test_tokens_say_a_second_factor_was_used(client, enrolled, clock, make_user, login):
+    account, secret, codes = enrolled
+    token = password_login(client, account).get_json()["mfa_token"]
+    claims = claims_of(complete(client, token, code_at(secret, clock)).get_json()["access_token"])
+    assert claims["amr"] == ["pwd", "otp", "mfa"] and claims["acr"] == "aal2"
+    token = password_login(client, account).get_json()["mfa_token"]
+    refreshed = client.post("/api/v2/auth/refresh", json={
+        "refresh_token": complete(client, token, codes[0]).get_json()["refresh_token"]})
+    assert claims_of(refreshed.get_json()["access_token"])["acr"] == "aal2"
+    # A sign-in without a second factor keeps the minimal claims.
+    single = claims_of(login(make_user("bob@example.com"))["access_token"])
+    assert "amr" not in single and "acr" not in single

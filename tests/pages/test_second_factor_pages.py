@@ -223,3 +223,21 @@ def test_the_operator_can_clear_the_factors(app, enrolled, mailbox):
         from app.models import AuditEvent
         events = list(db.session.scalars(select(AuditEvent.event)))
     assert "second_factors_reset" in events
+
+
+def test_a_client_site_s_tokens_say_a_second_factor_was_used_on_every_sign_on(
+        client, enrolled, clock):
+    import jwt
+    account, secret, _codes = enrolled
+    first = password_step(client, account, "?callback=symbols&state=s1")
+    carried = "?" + urlsplit(first.headers["Location"]).query
+    back = code_step(client, code_at(secret, clock), carried)
+    # ...and single sign-on from the same browser session later.
+    again = client.get("/login?callback=footprints&state=s2")
+    for location, provider in ((back.headers["Location"], "password"),
+                               (again.headers["Location"], "password")):
+        code = parse_qs(urlsplit(location).query)["code"][0]
+        tokens = client.post("/api/v2/auth/exchange-code",
+                             json={"code": code, "provider": provider}).get_json()
+        claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
+        assert claims["amr"] == ["pwd", "otp", "mfa"] and claims["acr"] == "aal2"

@@ -6,7 +6,14 @@ from flask import Response, abort, flash, redirect, render_template, request, ur
 from flask_login import login_required
 
 from app.domain import accounts, identities, providers, recovery, second_factors, sessions
-from app.domain.errors import AuthError, InvalidBody, InvalidCredentials, refusal_notice
+from app.domain.errors import (
+    AuthError,
+    InvalidBody,
+    InvalidCredentials,
+    InvalidSecondFactor,
+    StepUpRequired,
+    refusal_notice,
+)
 from app.pages.blueprint import bp
 from app.pages.forms import ActionForm, ChangePasswordForm, StepUpForm, field_errors
 from app.web import browser, provider_flow, ratelimits
@@ -53,10 +60,16 @@ def change_password() -> Response | tuple[str, int]:
     try:
         accounts.change_password(signed_in.user, form.current_password.data,
                                  form.new_password.data, client_info(),
-                                 keep_session=signed_in.auth_session.id)
+                                 keep_session=signed_in.auth_session.id,
+                                 code=form.second_factor_code.data or None)
     except InvalidCredentials as error:
         form.current_password.errors.append(error.detail)
         return _render(form, 401)
+    except (StepUpRequired, InvalidSecondFactor) as error:
+        form.second_factor_code.errors.append(
+            "Enter a code of your second factor to change the password."
+            if isinstance(error, StepUpRequired) else error.detail)
+        return _render(form, error.status)
     except InvalidBody as error:
         field_errors(form, error)
         return _render(form, 422)

@@ -67,6 +67,12 @@ class ChangePasswordForm(FlaskForm):  # type: ignore[misc]
                                      render_kw={"autocomplete": "current-password"})
     new_password = PasswordField("New password", validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
+    # Shown to an account with a second factor whose sign-in is not recent (step-up).
+    second_factor_code = StringField(
+        "Code from your authenticator app, or a recovery code",
+        validators=[Length(max=32), PRINTABLE],
+        render_kw={"autocomplete": "one-time-code", "autocapitalize": "none",
+                   "spellcheck": "false"})
 
 
 class SecondFactorForm(FlaskForm):  # type: ignore[misc]

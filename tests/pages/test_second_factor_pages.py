@@ -241,3 +241,21 @@ def test_a_client_site_s_tokens_say_a_second_factor_was_used_on_every_sign_on(
                              json={"code": code, "provider": provider}).get_json()
         claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
         assert claims["amr"] == ["pwd", "otp", "mfa"] and claims["acr"] == "aal2"
+
+
+def test_changing_the_password_needs_a_recent_sign_in_or_a_fresh_code(client, enrolled, clock):
+    account, secret, _codes = enrolled
+    password_step(client, account)
+    code_step(client, code_at(secret, clock))
+    clock.advance(601)
+    change = {"current_password": account.password, "new_password": "a brand new passphrase"}
+    page = client.get("/account").text
+    assert 'name="second_factor_code"' in page
+    refused = submit(client, "/account/password", change, token_from="/account")
+    assert refused.status_code == 403
+    wrong = submit(client, "/account/password", {**change, "second_factor_code": "123456"},
+                   token_from="/account")
+    assert wrong.status_code == 401
+    fresh = {**change, "second_factor_code": code_at(secret, clock)}
+    done = submit(client, "/account/password", fresh, token_from="/account")
+    assert done.status_code == 302

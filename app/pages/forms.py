@@ -85,6 +85,15 @@ class SecondFactorForm(FlaskForm):  # type: ignore[misc]
                                    "your recovery codes.")
 
 
+class TotpSetupForm(FlaskForm):  # type: ignore[misc]
+    """The first code of a new authenticator app, which turns it on."""
+
+    code = StringField("Code", validators=[DataRequired(), Length(max=32), PRINTABLE],
+                       render_kw={"autocomplete": "one-time-code", "inputmode": "numeric",
+                                  "spellcheck": "false"},
+                       description="The 6-digit code the app shows for this account.")
+
+
 class StepUpForm(FlaskForm):  # type: ignore[misc]
     """A change to how the account signs in: a fresh code, unless the sign-in is recent."""
 

@@ -19,7 +19,7 @@ from app.domain.errors import (
 )
 from app.models import PendingSignIn
 from app.pages.blueprint import bp, duration
-from app.pages.forms import SecondFactorForm, StepUpForm
+from app.pages.forms import SecondFactorForm, StepUpForm, TotpSetupForm
 from app.web import browser, ratelimits, targets
 from app.web.client import client_info
 
@@ -70,12 +70,12 @@ def totp_start() -> Response:
     return redirect(url_for(".totp_setup"))
 
 
-def _setup_page(form: SecondFactorForm | None = None, status: int = 200) -> Page:
+def _setup_page(form: TotpSetupForm | None = None, status: int = 200) -> Page:
     user = _signed_in().user
     secret = second_factors.pending_secret(user)
     if secret is None:
         return redirect(url_for(".account"))
-    return render_template("pages/totp_setup.html", form=form or SecondFactorForm(),
+    return render_template("pages/totp_setup.html", form=form or TotpSetupForm(),
                            qr=_qr_code(second_factors.provisioning_uri(user, secret)),
                            key=_grouped(secret)), status
 
@@ -91,7 +91,7 @@ def totp_setup() -> Page:
 @ratelimits.second_factor
 def totp_confirm() -> Page:
     signed_in = _signed_in()
-    form = SecondFactorForm()
+    form = TotpSetupForm()
     if not form.validate_on_submit():
         return _setup_page(form, 422)
     try:

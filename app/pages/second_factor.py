@@ -18,6 +18,7 @@ from app.domain.errors import (
     StepUpRequired,
 )
 from app.models import PendingSignIn
+from app.pages.account import _signed_in
 from app.pages.blueprint import bp, duration
 from app.pages.forms import SecondFactorForm, StepUpForm, TotpSetupForm
 from app.web import browser, ratelimits, targets
@@ -26,12 +27,6 @@ from app.web.client import client_info
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
 STEP_UP_ADVICE = ("For this, sign in again first, or enter a code of your second factor "
                   "(if you have one).")
-
-
-def _signed_in() -> browser.BrowserUser:
-    signed_in = browser.current()
-    assert signed_in is not None  # @login_required ran first
-    return signed_in
 
 
 def _refused(error: StepUpRequired | InvalidSecondFactor | RateLimited | NotEnrolled

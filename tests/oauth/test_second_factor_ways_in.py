@@ -18,15 +18,8 @@ START = {"redirect_uri": SYMBOLS_CALLBACK, "state": "site-state"}
 
 @pytest.fixture
 def settings(github_server):
-    return {
-        "CLIENT_SITES": SITES,
-        "GITHUB_CLIENT_ID": github_server.client_id,
-        "GITHUB_CLIENT_SECRET": github_server.client_secret,
-        "GITHUB_AUTHORIZE_URL": github_server.authorize_url,
-        "GITHUB_TOKEN_URL": github_server.token_url,
-        "GITHUB_API_URL": github_server.api_url,
-        "PROVIDER_TIMEOUT": 2,
-    }
+    return {"CLIENT_SITES": SITES, **fixtures.github_settings(github_server),
+            "PROVIDER_TIMEOUT": 2}
 
 
 @pytest.fixture

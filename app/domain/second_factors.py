@@ -27,6 +27,7 @@ import pyotp
 from flask import current_app
 from sqlalchemy import delete, func, select, update
 
+from app.db.rows import claim_once
 from app.db.transactions import kept, writes
 from app.domain import addresses, audit, sessions, throttle, tokens
 from app.domain.audit import ClientInfo
@@ -351,7 +352,10 @@ def complete(raw: str, purpose: str, code: str, client: ClientInfo,
             pending.used_at = now()  # this pending sign-in is spent: start again
         audit.record("second_factor_failed", client, user_id=user.id)
         raise kept(InvalidSecondFactor())
-    pending.used_at = now()
+    # Claimed atomically: of two requests completing one pending sign-in, one wins.
+    if not claim_once(PendingSignIn, PendingSignIn.token_hash == pending.token_hash,
+                      PendingSignIn.used_at, used_at=now()):
+        raise InvalidMfaToken()
     audit.record("second_factor_verified", client, user_id=user.id)
     with sessions.second_factor_proved(method):
         opened = opening(user, pending.provider)

@@ -29,9 +29,9 @@ def enrol(client, clock) -> tuple[str, list[str]]:
     return secret, codes
 
 
-def enrolled_user(app, make_user, clock, email: str = "ada@example.com"):
-    """A user with an authenticator app (enrolled from a browser that then signs out)."""
-    account = make_user(email)
+def enrolled_user(app, make_user, clock, email: str = "ada@example.com", **fields):
+    """A user (with `fields` set) with an authenticator app, enrolled from another browser."""
+    account = make_user(email, **fields)
     browser = app.test_client()
     submit(browser, "/login", {"email": account.email, "password": account.password})
     secret, codes = enrol(browser, clock)

@@ -24,17 +24,10 @@ def settings(github_server):
 
 @pytest.fixture
 def enrolled(app, make_user, clock):
-    """octo@example.com (GitHub's verified address here), confirmed, with an authenticator app:
-    GitHub signs in to it."""
-    account, secret, codes = enrolled_user(app, make_user, clock, "octo@example.com")
-    with app.app_context():
-        from app.extensions import db
-        from app.models import User
-        user = db.session.get(User, account.id)
-        # proved before the password was set: no one else can know it, so GitHub links
-        user.email_verified, user.email_verified_at = True, user.password_changed_at
-        db.session.commit()
-    return account, secret, codes
+    """octo@example.com (GitHub's verified address here), confirmed before its password was set
+    (so no one else can know it: GitHub links to it), with an authenticator app."""
+    return enrolled_user(app, make_user, clock, "octo@example.com", email_verified=True,
+                         email_verified_at=clock.now)
 
 
 def through_github(client, start_path):

@@ -49,6 +49,16 @@ def test_enrolment_ends_the_other_sessions_of_the_account(app, signed_in, clock,
     assert signed_in.get("/account").status_code == 200  # the enrolling browser stays in
 
 
+def test_a_browser_signed_in_before_the_enrolment_gets_no_single_sign_on(app, signed_in, clock,
+                                                                         user):
+    before = app.test_client()
+    assert password_step(before, user).headers["Location"] == "/account"
+    enrol(signed_in, clock)
+    page = before.get("/login?callback=symbols&state=s1")
+    assert page.status_code == 200 and "code=" not in page.headers.get("Location", "")
+    assert before.get("/account").status_code == 302
+
+
 # Signing in ------------------------------------------------------------------------------------
 
 @pytest.fixture

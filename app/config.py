@@ -78,6 +78,13 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_DELAY_AFTER": 5,
     "LOGIN_DELAY_MAX": 900,
     "LIMIT_PASSWORD_CHANGE_FAILURES": "5 per hour",
+    # Second factors (app/domain/second_factors.py): wrong codes per account, always counted;
+    # wrong codes one pending sign-in may take before it ends; how long it waits; how recent a
+    # sign-in (or a code) must be to change a factor or the password (step-up).
+    "LIMIT_SECOND_FACTOR_FAILURES": "10 per hour",
+    "MFA_PENDING_ATTEMPTS": 5,
+    "MFA_PENDING_TTL": 300,
+    "STEP_UP_SECONDS": 600,
     "LIMIT_SIGNUP": "10 per hour",
     "LIMIT_FORGOT": "5 per hour",
     "LIMIT_FORGOT_IP": "20 per hour",
@@ -180,7 +187,8 @@ def _instance_secret(app: Flask) -> str:
 
 
 def _check_limits(config: dict[str, Any]) -> None:
-    for name in ("LIMIT_LOGIN_FAILURES", "LIMIT_PASSWORD_CHANGE_FAILURES"):  # the database's
+    for name in ("LIMIT_LOGIN_FAILURES", "LIMIT_PASSWORD_CHANGE_FAILURES",  # the database's
+                 "LIMIT_SECOND_FACTOR_FAILURES"):
         try:
             parse(str(config[name]))
         except ValueError:

@@ -64,8 +64,11 @@ function authError(code, message, status = 0) {
 }
 
 function problemError(response, body, fallback) {
-  return authError(text(body?.code) || fallback, text(body?.detail) || `HTTP ${response.status}`,
-                   response.status);
+  const error = authError(text(body?.code) || fallback,
+                          text(body?.detail) || `HTTP ${response.status}`, response.status);
+  // "mfa_required" (v1 login of an account with a second factor): where to sign in instead.
+  if (text(body?.login_url)) error.loginUrl = text(body.login_url);
+  return error;
 }
 
 function report(error) {
@@ -136,7 +139,9 @@ export class SvcAuth {
   /**
    * Sign in with email and password (v1 login). Stores both tokens.
    * @returns {Promise<object|null>} the user; rejects with an Error whose `code` and `status`
-   *   come from the service's problem body (e.g. "invalid_credentials", 401).
+   *   come from the service's problem body (e.g. "invalid_credentials", 401). An account with a
+   *   second factor cannot sign in here: `code` "mfa_required" (403), with `loginUrl`, the
+   *   hosted login; call startLogin() to sign in there, where the second factor is asked for.
    */
   async login(email, password) {
     const response = await this.#post("/api/v1/auth/login",

@@ -51,6 +51,22 @@ class SignupResponse(RootModel[LoginResponse | ConfirmationPending]):
     """Tokens, or (when the address must be confirmed first) no tokens."""
 
 
+class MfaRequired(Document):
+    """The password was right, and the account has a second factor: no tokens yet. Send a code
+    with `mfa_token` to POST /api/v2/auth/mfa."""
+
+    mfa_required: Literal[True]
+    mfa_token: str = Field(description="Short-lived (`expires_in` s), single use, good only at "
+                                       "POST /api/v2/auth/mfa.")
+    methods: list[Literal["totp", "recovery_code"]] = Field(
+        description="The second factors the account can complete this sign-in with.")
+    expires_in: int
+
+
+class LoginOrMfaResponse(RootModel[LoginResponse | MfaRequired]):
+    """Tokens, or (for an account with a second factor) a second step to complete."""
+
+
 class V1LoginResponse(LoginResponse):
     session: TokenPair
 
@@ -83,6 +99,9 @@ class Problem(BaseModel):
     detail: str
     errors: list[FieldError] | None = None
     retry_after: int | None = Field(None, description="Seconds, on 429.")
+    login_url: str | None = Field(None, description="On 403 `mfa_required` (API v1): the hosted "
+                                                    "login page, where a second factor can be "
+                                                    "given.")
 
 
 class Health(Document):

@@ -62,6 +62,15 @@ class ExchangeCodeBody(Body):
     redirect_uri: Annotated[Text, Field(max_length=2048)] | None = None
 
 
+class MfaBody(Body):
+    """Complete a sign-in that answered `mfa_required`."""
+
+    mfa_token: OpaqueToken
+    code: Annotated[Text, Field(min_length=1, max_length=32,
+                                description="A code of the authenticator app (6 digits), or "
+                                            "a recovery code.")]
+
+
 B = TypeVar("B", bound=Body)
 
 

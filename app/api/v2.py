@@ -12,15 +12,18 @@ from app.api.schemas import (
     EmailBody,
     ExchangeCodeBody,
     LoginBody,
+    MfaBody,
     RefreshBody,
     ResetPasswordBody,
     SignupBody,
     parse_body,
 )
 from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
-from app.domain import accounts, addresses, handoff, identities, recovery, sessions
+from app.domain import accounts, addresses, handoff, identities, recovery, second_factors, sessions
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidBody
+from app.domain.second_factors import SecondFactorRequired
+from app.models import PendingSignIn
 from app.web import ratelimits
 from app.web.client import client_info
 from app.web.errors import problem_blueprint
@@ -44,7 +47,21 @@ def signup() -> Response:
 @ratelimits.login
 def login() -> Response:
     body = parse_body(LoginBody)
-    return no_store(login_json(sign_in_with_password(body.email, body.password)))
+    signed_in = sign_in_with_password(body.email, body.password)
+    if isinstance(signed_in, SecondFactorRequired):
+        return no_store({"mfa_required": True, "mfa_token": signed_in.token,
+                         "methods": signed_in.methods, "expires_in": signed_in.expires_in})
+    return no_store(login_json(signed_in))
+
+
+@bp.post("/auth/mfa")
+@ratelimits.second_factor
+def complete_mfa() -> Response:
+    body = parse_body(MfaBody)
+    client = client_info()
+    done = second_factors.complete(body.mfa_token, PendingSignIn.API, body.code, client,
+                                   sessions.tokens_for(client))
+    return no_store(login_json(done.opened))
 
 
 @bp.get("/auth/verify")

@@ -44,7 +44,9 @@ function wireHome() {
       const user = await auth.login($("email").value, $("password").value);
       showSignedIn(true, `Signed in as ${user?.email ?? "you"}`);
     } catch (error) {
-      $("signin-error").textContent = error.message;
+      $("signin-error").textContent = error.code === "mfa_required"
+        ? "Your account asks for a second factor: use “Sign in with the service” below."
+        : error.message;
       $("signin-error").hidden = false;
     }
   });

@@ -53,7 +53,13 @@ def login_guard(untrusted_email: str, untrusted_token: str) -> Iterator[None]:
     captcha_login.login_succeeded(email_key, client)
 
 
-# The hosted pages' widget ----------------------------------------------------------------------
+# The hosted pages' widget and words -------------------------------------------------------------
+
+PAGE_WORDS = {
+    captcha.CaptchaRequired.code: "Confirm that you are a person: complete the check below.",
+    captcha.CaptchaInvalid.code: "The check did not pass or has expired. Complete it again.",
+}
+
 
 @dataclass(frozen=True)
 class Widget:

@@ -167,8 +167,21 @@ def test_off_mode_accepts_and_ignores_the_field(client, standin, user):
     v1 = client.post("/api/v1/auth/login", json={"email": user.email, "password": PASSWORD,
                                                  "captcha_token": ""})
     assert v1.status_code == 200
-    assert client.post(FORGOT, json={"email": user.email}).status_code == 202
+    for endpoint in MAIL_ENDPOINTS:
+        assert client.post(endpoint, json={"email": user.email}).status_code == 202
+        assert client.post(endpoint, json={"email": user.email,
+                                           "captcha_token": ""}).status_code == 202
+    for _ in range(5):
+        client.post("/api/v2/auth/login", json={"email": user.email, "password": "wrong"})
+    assert client.post("/api/v2/auth/login", json={"email": user.email,
+                                                   "password": PASSWORD}).status_code == 200
     assert standin.calls == []
+
+
+@pytest.mark.parametrize("captcha_mode", ["report"])
+@pytest.mark.parametrize("endpoint", MAIL_ENDPOINTS)
+def test_report_mode_sends_the_mail_without_a_token(client, endpoint):
+    assert client.post(endpoint, json={"email": "a@example.com"}).status_code == 202
 
 
 # Cost: a failed captcha never costs an argon2 hash -------------------------------------------

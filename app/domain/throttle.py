@@ -271,6 +271,27 @@ def _count(scope: str, subject: str, sources: tuple[str, ...], window: timedelta
     db.session.execute(statement)
 
 
+# For counters of other scopes (app/domain/captcha_login.py) -----------------------------------
+
+def subject_key(kind: str, value: str) -> str:
+    return _key(kind, value)
+
+
+def rule(setting: str) -> tuple[int, timedelta]:
+    return _rule(setting)
+
+
+def recent_failures(scope: str, subject: str, window: timedelta) -> int:
+    """The failures counted against `subject` from anywhere in its live window."""
+    count = _counts(scope, subject, ANYWHERE, window, now()).get(ANYWHERE)
+    return count.failures if count is not None else 0
+
+
+def count_failure(scope: str, subject: str, window: timedelta) -> None:
+    """Count one failure against `subject` from anywhere, in the caller's write transaction."""
+    _count(scope, subject, (ANYWHERE,), window)
+
+
 @writes
 def purge_stale() -> int:
     """Delete counters whose window ended over a day ago, and rate-limit counters counted in the

@@ -31,6 +31,7 @@ from tests.support.client_kit import (
     Kit,
     RunningSite,
     in_context,
+    open_site,
     watch_errors,
 )
 
@@ -64,13 +65,6 @@ def settle(page: Page, expression: str, arg: Any = None) -> Any:
 
 
 # -- helpers (they run in the browser thread) -----------------------------------------------------
-
-
-def open_site(context: BrowserContext, site: RunningSite, path: str = "/") -> Page:
-    page = context.new_page()
-    page.goto(site.url(path))
-    page.wait_for_selector("body[data-ready=true]", state="attached")
-    return page
 
 
 def open_harness(context: BrowserContext, kit: Kit, site: RunningSite, brand: str = "svc") -> Page:

@@ -26,7 +26,7 @@ run: migrate
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind $(HOST):$(PORT) --workers 1 wsgi:app
 
 # Everything on SQLite, then every app-factory test again on a throwaway PostgreSQL.
-POSTGRES_SUITE := tests/api tests/oauth tests/oidc tests/recovery tests/pages tests/domain tests/test_*.py
+POSTGRES_SUITE := tests/api tests/captcha tests/oauth tests/oidc tests/recovery tests/pages tests/domain tests/test_*.py
 
 test: install
 	scripts/install-test-tools

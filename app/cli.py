@@ -11,7 +11,16 @@ import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
-from app.domain import accounts, audit, outbox_ops, retention, sessions, sites, throttle
+from app.domain import (
+    accounts,
+    audit,
+    outbox_ops,
+    retention,
+    second_factors,
+    sessions,
+    sites,
+    throttle,
+)
 from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
 from app.domain.keys import Keyring, SigningKey
@@ -68,6 +77,15 @@ def set_plan(email: str, plan: str) -> None:
 def disable(email: str) -> None:
     user = accounts.disable(email)
     click.echo(f"Disabled {user.email}; its sessions are revoked.")
+
+
+@users.command("reset-mfa")
+@click.argument("email")
+@_friendly_errors
+def reset_mfa(email: str) -> None:
+    """Remove every second factor of an account (audited; the owner is told by mail)."""
+    user = second_factors.reset(email)
+    click.echo(f"Removed every second factor of {user.email}.")
 
 
 def _keyring() -> Keyring:
@@ -128,6 +146,7 @@ def _utc(timestamp: int) -> str:
 def purge_expired() -> None:
     click.echo(f"Deleted {sessions.purge_expired()} ended sessions.")
     click.echo(f"Deleted {throttle.purge_stale()} failure counters of windows long past.")
+    click.echo(f"Deleted {second_factors.purge_expired()} pending sign-ins long expired.")
 
 
 @click.command("purge")

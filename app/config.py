@@ -12,6 +12,7 @@ from typing import Any
 from flask import Flask
 from limits import parse
 
+from app.domain.captcha import check_settings as check_captcha
 from app.domain.clock import system_clock
 from app.instance_files import create_once, private_file
 from app.web.limit_storage import storage_uri
@@ -78,6 +79,13 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_DELAY_AFTER": 5,
     "LOGIN_DELAY_MAX": 900,
     "LIMIT_PASSWORD_CHANGE_FAILURES": "5 per hour",
+    # Second factors (app/domain/second_factors.py): wrong codes per account, always counted;
+    # wrong codes one pending sign-in may take before it ends; how long it waits; how recent a
+    # sign-in (or a code) must be to change a factor or the password (step-up).
+    "LIMIT_SECOND_FACTOR_FAILURES": "10 per hour",
+    "MFA_PENDING_ATTEMPTS": 5,
+    "MFA_PENDING_TTL": 300,
+    "STEP_UP_SECONDS": 600,
     "LIMIT_SIGNUP": "10 per hour",
     "LIMIT_FORGOT": "5 per hour",
     "LIMIT_FORGOT_IP": "20 per hour",
@@ -97,6 +105,21 @@ DEFAULTS: dict[str, Any] = {
     "GITHUB_TOKEN_URL": "https://github.com/login/oauth/access_token",
     "GITHUB_API_URL": "https://api.github.com/",
     "PROVIDER_TIMEOUT": 10,
+    # Bot protection (app/domain/captcha.py): "off" (captcha_token accepted and ignored),
+    # "report" (verified and counted, nothing refused) or "on". A provider (turnstile, hcaptcha,
+    # recaptcha) with its secret and site key; the siteverify address and the widget's script
+    # are the provider's unless set (tests point them at a local stand-in).
+    "CAPTCHA_MODE": "off",
+    "CAPTCHA_PROVIDER": None,
+    "CAPTCHA_SECRET": None,
+    "CAPTCHA_SITE_KEY": None,
+    "CAPTCHA_VERIFY_URL": None,
+    "CAPTCHA_SCRIPT_URL": None,
+    "CAPTCHA_TIMEOUT": 3.0,  # seconds for one siteverify call
+    "CAPTCHA_MIN_SCORE": 0.5,  # reCAPTCHA v3: the lowest score accepted
+    "CAPTCHA_ACTION": None,  # when set, the action every token must carry
+    # Sign-in asks for a captcha once an email, or an address, has failed this often recently.
+    "CAPTCHA_LOGIN_FAILURES": "3 per 15 minutes",
     # Retention (`flask --app wsgi purge`): audit events for this many days (0: for ever);
     # handoff codes and emailed tokens for this many hours after they expire.
     "AUDIT_RETENTION_DAYS": 365,
@@ -180,7 +203,8 @@ def _instance_secret(app: Flask) -> str:
 
 
 def _check_limits(config: dict[str, Any]) -> None:
-    for name in ("LIMIT_LOGIN_FAILURES", "LIMIT_PASSWORD_CHANGE_FAILURES"):  # the database's
+    for name in ("LIMIT_LOGIN_FAILURES", "LIMIT_PASSWORD_CHANGE_FAILURES",  # the database's
+                 "LIMIT_SECOND_FACTOR_FAILURES", "CAPTCHA_LOGIN_FAILURES"):
         try:
             parse(str(config[name]))
         except ValueError:
@@ -223,6 +247,7 @@ def _check(config: dict[str, Any]) -> None:
         if int(config[name]) < 0:
             raise RuntimeError(f"SVC_{name} cannot be negative.")
     _check_limits(config)
+    check_captcha(config)
     if config["ENV"] != "production":
         return
     if not str(config["PUBLIC_URL"]).startswith("https://"):

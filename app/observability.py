@@ -45,6 +45,10 @@ EVENTS = Counter("svc_auth_events", "Security events (logins, failures, refreshe
                  ["event"])
 RATE_LIMITED = Counter("svc_auth_rate_limited", "Requests refused with 429, by endpoint.",
                        ["endpoint"])
+CAPTCHA_CHECKS = Counter("svc_auth_captcha_checks",
+                         "Captcha tokens checked, by purpose and result (passed, missing, failed, "
+                         "replayed, wrong_hostname, wrong_action, low_score, unavailable).",
+                         ["purpose", "result"])
 
 bp = Blueprint("observability", __name__)
 SCRAPED = "svc-auth-scraped"  # app.extensions: a registry whose collectors run at each scrape
@@ -52,6 +56,10 @@ SCRAPED = "svc-auth-scraped"  # app.extensions: a registry whose collectors run 
 
 def count_event(event: str) -> None:
     EVENTS.labels(event=event).inc()
+
+
+def count_captcha(purpose: str, result: str) -> None:
+    CAPTCHA_CHECKS.labels(purpose=purpose, result=result).inc()
 
 
 # Request ids and timing ------------------------------------------------------------------------

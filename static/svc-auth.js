@@ -64,8 +64,16 @@ function authError(code, message, status = 0) {
 }
 
 function problemError(response, body, fallback) {
-  return authError(text(body?.code) || fallback, text(body?.detail) || `HTTP ${response.status}`,
-                   response.status);
+  const error = authError(text(body?.code) || fallback,
+                          text(body?.detail) || `HTTP ${response.status}`, response.status);
+  // "mfa_required" (v1 login of an account with a second factor): where to sign in instead.
+  if (text(body?.login_url)) error.loginUrl = text(body.login_url);
+  // captcha_required / captcha_invalid: the widget to show ({provider, site_key}).
+  const captcha = body?.captcha;
+  if (captcha && typeof captcha === "object") {
+    error.captcha = { provider: text(captcha.provider), siteKey: text(captcha.site_key) };
+  }
+  return error;
 }
 
 function report(error) {
@@ -135,12 +143,19 @@ export class SvcAuth {
 
   /**
    * Sign in with email and password (v1 login). Stores both tokens.
+   * @param {object} [options]
+   * @param {string} [options.captchaToken]  the captcha widget's token, once the service asked
+   *   for one (after recent failed sign-ins); "" or left out: none.
    * @returns {Promise<object|null>} the user; rejects with an Error whose `code` and `status`
-   *   come from the service's problem body (e.g. "invalid_credentials", 401).
+   *   come from the service's problem body (e.g. "invalid_credentials", 401). An account with a
+   *   second factor cannot sign in here: `code` "mfa_required" (403), with `loginUrl`, the
+   *   hosted login; call startLogin() to sign in there, where the second factor is asked for.
+   *   With "captcha_required" or "captcha_invalid" (422) the error's `captcha` is
+   *   `{provider, siteKey}`: show that provider's widget, then call login() again with its token.
    */
-  async login(email, password) {
+  async login(email, password, { captchaToken = "" } = {}) {
     const response = await this.#post("/api/v1/auth/login",
-                                      { email, password, captcha_token: "" });
+                                      { email, password, captcha_token: text(captchaToken) });
     const body = await jsonOf(response);
     if (!response.ok) throw problemError(response, body, "login_failed");
     const pair = tokensOf(body);

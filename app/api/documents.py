@@ -51,6 +51,22 @@ class SignupResponse(RootModel[LoginResponse | ConfirmationPending]):
     """Tokens, or (when the address must be confirmed first) no tokens."""
 
 
+class MfaRequired(Document):
+    """The password was right, and the account has a second factor: no tokens yet. Send a code
+    with `mfa_token` to POST /api/v2/auth/mfa."""
+
+    mfa_required: Literal[True]
+    mfa_token: str = Field(description="Short-lived (`expires_in` s), single use, good only at "
+                                       "POST /api/v2/auth/mfa.")
+    methods: list[Literal["totp", "recovery_code"]] = Field(
+        description="The second factors the account can complete this sign-in with.")
+    expires_in: int
+
+
+class LoginOrMfaResponse(RootModel[LoginResponse | MfaRequired]):
+    """Tokens, or (for an account with a second factor) a second step to complete."""
+
+
 class V1LoginResponse(LoginResponse):
     session: TokenPair
 
@@ -71,6 +87,13 @@ class FieldError(Document):
     detail: str
 
 
+class CaptchaChallenge(Document):
+    """The captcha widget a client must show: its provider and public site key."""
+
+    provider: Literal["turnstile", "hcaptcha", "recaptcha"]
+    site_key: str
+
+
 class Problem(BaseModel):
     """RFC 9457 problem details, with a stable `code`."""
 
@@ -79,10 +102,22 @@ class Problem(BaseModel):
     type: str
     title: str
     status: int
-    code: str
+    code: str = Field(description=(
+        "Stable. Among them, on 422: `invalid_body`, `captcha_required` (sign-up, "
+        "forgot-password and resend-confirmation whenever captcha is on; sign-in after recent "
+        "failures for the email or the address), `captcha_invalid` (a token the provider "
+        "refused, or one already used); on 503: `captcha_unavailable` (sign-up, "
+        "forgot-password, resend-confirmation: the provider does not answer; sign-in goes on "
+        "without it)."))
     detail: str
     errors: list[FieldError] | None = None
     retry_after: int | None = Field(None, description="Seconds, on 429.")
+    login_url: str | None = Field(None, description="On 403 `mfa_required` (API v1): the hosted "
+                                                    "login page, where a second factor can be "
+                                                    "given.")
+    captcha: CaptchaChallenge | None = Field(None, description=(
+        "With `captcha_required` and `captcha_invalid` (pointer `#/captcha_token`): the widget "
+        "to render; send its token as `captcha_token`."))
 
 
 class Health(Document):

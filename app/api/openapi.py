@@ -45,6 +45,7 @@ class Operation:
     form: type[BaseModel] | None = None
     client_auth: bool = False
     errors: type[BaseModel] = out.Problem
+    description: str = ""
 
 
 PROVIDER = Param("provider", "path", True, "`google` or `github`",
@@ -82,8 +83,20 @@ OPERATIONS = (
                   "operationId": "login", "requestBody": {
                       "email": "$request.body#/email", "password": "$request.body#/password"}}}}),
     Operation("post", "/api/v2/auth/login", "login", "Sign in with email and password", "v2",
-              {200: out.LoginResponse, 401: out.Problem, 403: out.Problem}, body=body.LoginBody,
-              links={200: FROM_TOKENS}),
+              {200: out.LoginOrMfaResponse, 401: out.Problem, 403: out.Problem},
+              body=body.LoginBody, links={200: FROM_TOKENS},
+              description="For an account with a second factor, 200 with `mfa_required`, an "
+                          "`mfa_token` and the `methods` instead of tokens: complete it with "
+                          "POST /api/v2/auth/mfa. Problems: 401 `invalid_credentials`, 403 "
+                          "`email_not_confirmed`, 429 `rate_limited`."),
+    Operation("post", "/api/v2/auth/mfa", "completeMfa",
+              "Complete a sign-in with a second factor", "v2",
+              {200: out.LoginResponse, 401: out.Problem, 403: out.Problem},
+              body=body.MfaBody, links={200: FROM_TOKENS},
+              description="Problems: 401 `invalid_mfa_token` (unknown, used, expired, or not an "
+                          "`mfa_token`: sign in again), 401 `invalid_second_factor` (a wrong or "
+                          "used code; after 5 the `mfa_token` is spent), 429 `rate_limited` "
+                          "(too many wrong codes on the account)."),
     Operation("get", "/api/v2/auth/verify", "verify", "Check an access token", "v2",
               {200: out.VerifyResponse}, bearer=True),
     Operation("post", "/api/v2/auth/refresh", "refresh", "Rotate a refresh token", "v2",
@@ -124,7 +137,11 @@ OPERATIONS = (
               bearer=True, params=(PROVIDER,)),
     Operation("post", "/api/v1/auth/login", "loginV1", "Sign in (v1 shape)", "v1",
               {200: out.V1LoginResponse, 401: out.Problem, 403: out.Problem},
-              body=body.V1LoginBody, links={200: FROM_TOKENS}),
+              body=body.V1LoginBody, links={200: FROM_TOKENS},
+              description="v1 has no second step: for an account with a second factor, 403 "
+                          "`mfa_required` with `login_url`, the hosted login page, where the "
+                          "person can sign in instead (a client site sends them there with its "
+                          "`callback`)."),
     Operation("post", "/api/v1/auth/refresh", "refreshV1", "Rotate a refresh token (v1 shape)",
               "v1", {200: out.TokenPair, 401: out.Problem, 403: out.Problem},
               body=body.RefreshBody),
@@ -197,6 +214,8 @@ def _operation(op: Operation) -> dict[str, Any]:
         responses.setdefault(422, out.Problem)
     spec: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary,
                             "tags": [op.tag], "responses": {}}
+    if op.description:
+        spec["description"] = op.description
     for status, answer in sorted(responses.items()):
         entry: dict[str, Any] = {"description": STATUS_TEXT[status]}
         if isinstance(answer, type):

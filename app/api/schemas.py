@@ -17,6 +17,12 @@ Secret = Annotated[str, Field(pattern=NO_NUL)]
 Email = Annotated[Text, Field(min_length=1, max_length=320)]
 Password = Annotated[Secret, Field(min_length=1, max_length=1024)]
 OpaqueToken = Annotated[Text, Field(min_length=1, max_length=512)]
+# A captcha provider's token (app/domain/captcha.py); "" means none, as the v1 clients send it.
+CaptchaToken = Annotated[Text, Field(max_length=4096, description=(
+    "The captcha widget's token. Asked for on sign-up, forgot-password and resend-confirmation"
+    " whenever captcha is on; on sign-in only after recent failures for the email or the"
+    " address (a 422 `captcha_required` says so, with the widget's `captcha` settings)."
+    " Empty or absent: none."))]
 
 
 class Body(BaseModel):
@@ -26,17 +32,18 @@ class Body(BaseModel):
 class LoginBody(Body):
     email: Email
     password: Password
+    captcha_token: CaptchaToken = ""
 
 
 class V1LoginBody(LoginBody):
-    # The client sites send an empty string; no captcha is checked yet.
-    captcha_token: Annotated[Text, Field(max_length=4096)] = ""
+    """The client sites send `captcha_token`, an empty string until they show a widget."""
 
 
 class SignupBody(Body):
     email: Email
     password: Password
     full_name: Annotated[Text, Field(max_length=200)] = ""
+    captcha_token: CaptchaToken = ""
 
 
 class RefreshBody(Body):
@@ -47,6 +54,7 @@ class EmailBody(Body):
     """forgot-password and resend-confirmation: just an address."""
 
     email: Email
+    captcha_token: CaptchaToken = ""
 
 
 class ResetPasswordBody(Body):
@@ -60,6 +68,15 @@ class ExchangeCodeBody(Body):
     provider: Annotated[Text, Field(min_length=1, max_length=32)]
     code_verifier: Annotated[Text, Field(max_length=256)] | None = None
     redirect_uri: Annotated[Text, Field(max_length=2048)] | None = None
+
+
+class MfaBody(Body):
+    """Complete a sign-in that answered `mfa_required`."""
+
+    mfa_token: OpaqueToken
+    code: Annotated[Text, Field(min_length=1, max_length=32,
+                                description="A code of the authenticator app (6 digits), or "
+                                            "a recovery code.")]
 
 
 B = TypeVar("B", bound=Body)

@@ -12,16 +12,19 @@ from app.api.schemas import (
     EmailBody,
     ExchangeCodeBody,
     LoginBody,
+    MfaBody,
     RefreshBody,
     ResetPasswordBody,
     SignupBody,
     parse_body,
 )
 from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
-from app.domain import accounts, addresses, handoff, identities, recovery, sessions
+from app.domain import accounts, addresses, handoff, identities, recovery, second_factors, sessions
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidBody
-from app.web import ratelimits
+from app.domain.second_factors import SecondFactorRequired
+from app.models import PendingSignIn
+from app.web import captcha, ratelimits
 from app.web.client import client_info
 from app.web.errors import problem_blueprint
 
@@ -32,6 +35,7 @@ bp = problem_blueprint("api_v2", "/api/v2")
 @ratelimits.signup
 def signup() -> Response:
     body = parse_body(SignupBody)
+    captcha.check_signup(body.email, body.password, body.captcha_token)
     client = client_info()
     user, issued = accounts.register(body.email, body.password, body.full_name, client,
                                      sessions.tokens_for(client))
@@ -44,7 +48,21 @@ def signup() -> Response:
 @ratelimits.login
 def login() -> Response:
     body = parse_body(LoginBody)
-    return no_store(login_json(sign_in_with_password(body.email, body.password)))
+    signed_in = sign_in_with_password(body.email, body.password, body.captcha_token)
+    if isinstance(signed_in, SecondFactorRequired):
+        return no_store({"mfa_required": True, "mfa_token": signed_in.token,
+                         "methods": signed_in.methods, "expires_in": signed_in.expires_in})
+    return no_store(login_json(signed_in))
+
+
+@bp.post("/auth/mfa")
+@ratelimits.second_factor
+def complete_mfa() -> Response:
+    body = parse_body(MfaBody)
+    client = client_info()
+    done = second_factors.complete(body.mfa_token, PendingSignIn.API, body.code, client,
+                                   sessions.tokens_for(client))
+    return no_store(login_json(done.opened))
 
 
 @bp.get("/auth/verify")
@@ -96,7 +114,7 @@ RESEND_ANSWER = {"detail": "If this email needs confirming, a new link has been 
 @bp.post("/auth/forgot-password")
 @ratelimits.forgot
 def forgot_password() -> tuple[Response, int]:
-    return _promise_mail(recovery.request_reset, FORGOT_ANSWER)
+    return _promise_mail(recovery.request_reset, FORGOT_ANSWER, captcha.FORGOT_PASSWORD)
 
 
 @bp.post("/auth/reset-password")
@@ -110,12 +128,15 @@ def reset_password() -> Response:
 @bp.post("/auth/resend-confirmation")
 @ratelimits.resend_confirmation
 def resend_confirmation() -> tuple[Response, int]:
-    return _promise_mail(recovery.request_confirmation, RESEND_ANSWER)
+    return _promise_mail(recovery.request_confirmation, RESEND_ANSWER,
+                         captcha.RESEND_CONFIRMATION)
 
 
 def _promise_mail(request_mail: Callable[[str, ClientInfo], None],
-                  answer: dict[str, str]) -> tuple[Response, int]:
+                  answer: dict[str, str], purpose: str) -> tuple[Response, int]:
     """The same 202 for every well-formed address: whether a mail goes is the outbox's to know."""
     body = parse_body(EmailBody)
-    request_mail(addresses.require_well_formed(body.email), client_info())
+    email = addresses.require_well_formed(body.email)
+    captcha.check(purpose, body.captcha_token)
+    request_mail(email, client_info())
     return no_store(answer), 202

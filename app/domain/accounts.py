@@ -12,15 +12,15 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import writes
-from app.domain import addresses, audit, sessions, throttle
+from app.domain import addresses, audit, second_factors, sessions, throttle
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailTaken, InvalidCredentials, NotFound
+from app.domain.errors import EmailTaken, InvalidCredentials, NotFound, StepUpRequired
 from app.domain.outbox import schedule
 from app.domain.passwords import check_policy
 from app.domain.tools import tools
 from app.extensions import db
-from app.models import MailJob, OneTimeToken, User
+from app.models import AuthSession, MailJob, OneTimeToken, User
 
 T = TypeVar("T")
 
@@ -151,21 +151,31 @@ def set_password(user: User, password_hash: str | None) -> None:
 
 
 def change_password(user: User, current_password: str, new_password: str, client: ClientInfo,
-                    *, keep_session: str) -> None:
+                    *, keep_session: str, code: str | None = None) -> None:
     """Change a password with the current one: every other session ends, and the owner is
     told by mail. InvalidCredentials when the current password is wrong; RateLimited, before
-    any hashing, after too many wrong ones on this account."""
+    any hashing, after too many wrong ones on this account. For an account with a second
+    factor, step-up too (domain/second_factors.py): a recent sign-in or a fresh `code`
+    (without one, the current password is itself the fresh proof)."""
+    session = db.session.get(AuthSession, keep_session)
+    assert session is not None
+    if (second_factors.has_second_factor(user) and not code
+            and not second_factors.recently_signed_in(session)):
+        raise StepUpRequired()
     throttle.check_password_change(user)
     if not tools().hasher.verify(user.password_hash, current_password).ok:
         record_failed_login(user, client, lambda: throttle.password_change_failed(user))
         raise InvalidCredentials("The current password is not right.")
     check_password_policy(new_password, user.email, pointer="#/new_password")
-    _apply_password_change(user, tools().hasher.hash(new_password), client, keep_session)
+    _apply_password_change(user, tools().hasher.hash(new_password), client, session, code)
 
 
 @writes
 def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
-                           keep_session: str) -> None:
+                           session: AuthSession, code: str | None) -> None:
+    if second_factors.has_second_factor(user):
+        second_factors.step_up(user, session, code)
+    keep_session = session.id
     set_password(user, password_hash)
     sessions.revoke_all(user.id, "password_changed", except_session=keep_session)
     audit.record("password_changed", client, user_id=user.id, session_id=keep_session)

@@ -32,9 +32,6 @@ from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, ConsentGrant, HandoffCode, RefreshToken, User
 
-# How each way of signing in is named in `amr` (RFC 8176; "fed" for a federated provider).
-_AMR = {"password": ["pwd"]}
-
 
 @dataclass(frozen=True)
 class Authorization:
@@ -64,7 +61,8 @@ def save_code(raw: str, browser_session: AuthSession, authorization: Authorizati
         code_challenge=authorization.code_challenge, created_at=at,
         expires_at=at + handoff.CODE_TTL, client_id=authorization.client_id,
         scope=authorization.scope, nonce=authorization.nonce,
-        auth_time=browser_session.created_at, browser_session_id=browser_session.id))
+        auth_time=browser_session.created_at, browser_session_id=browser_session.id,
+        second_factor=browser_session.second_factor))
 
 
 def find_code(raw: str) -> HandoffCode | None:
@@ -109,7 +107,7 @@ def redeem(code_hash: str, client_id: str, client: ClientInfo) -> sessions.Issue
         audit.record("handoff_code_refused", client, user_id=code.user_id)
         raise kept(InvalidCode())
     issued = sessions.issue_tokens(user, code.provider, client, sessions.ForClient(
-        client_id, code.scope or "", code.browser_session_id))
+        client_id, code.scope or "", code.browser_session_id), second_factor=code.second_factor)
     code.session_id = issued.session.id
     return issued
 
@@ -160,7 +158,8 @@ def id_token(issued: sessions.IssuedTokens, nonce: str | None, auth_time_at: dat
         "exp": iat + int(current_app.config["ACCESS_TOKEN_TTL"]),
         "auth_time": int((auth_time_at or session.created_at).timestamp()),
         "sid": browser_session_id or session.id,
-        "amr": _AMR.get(session.provider, ["fed"]),
+        "amr": sessions.amr(session.provider, session.second_factor),
+        "acr": sessions.assurance(session.second_factor),
     }
     if nonce:
         claims["nonce"] = nonce

@@ -53,6 +53,13 @@ def provider_unlinked(to: str, provider: str) -> Message:
                     "provider_unlinked", provider=_names([provider]))
 
 
+def second_factor_changed(to: str, factor: str, *, added: bool) -> Message:
+    """A second factor (`factor`, in words) was added to the account or removed from it."""
+    verb = "added to" if added else "removed from"
+    return _message(to, f"A second factor was {verb} your account", "second_factor_changed",
+                    factor=factor, added=added)
+
+
 def _names(providers: list[str]) -> str:
     return " and ".join(DISPLAY_NAMES.get(p, p) for p in providers)
 

@@ -217,6 +217,49 @@ class IdentityInUse(ProviderSignInRefused):
     notice = "That provider account is already linked to another account."
 
 
+class MfaRequired(AuthError):
+    """API v1 cannot do a second step: its clients are sent to the hosted login instead."""
+
+    status = 403
+    code = "mfa_required"
+    detail = ("This account has a second factor. Sign in on the hosted login page, which can "
+              "ask for it.")
+
+    def __init__(self, login_url: str) -> None:
+        super().__init__()
+        self.login_url = login_url
+
+
+class InvalidMfaToken(AuthError):
+    status = 401
+    code = "invalid_mfa_token"
+    detail = "This sign-in has expired or was already completed. Sign in again."
+
+
+class InvalidSecondFactor(AuthError):
+    status = 401
+    code = "invalid_second_factor"
+    detail = "That code is not right, or was already used."
+
+
+class AlreadyEnrolled(AuthError):
+    status = 409
+    code = "already_enrolled"
+    detail = "This account already has an authenticator app. Remove it first."
+
+
+class NotEnrolled(AuthError):
+    status = 409
+    code = "not_enrolled"
+    detail = "This account has no authenticator app."
+
+
+class StepUpRequired(AuthError):
+    status = 403
+    code = "step_up_required"
+    detail = "Sign in again, or enter a code of your second factor, to do this."
+
+
 class RateLimited(AuthError):
     """Too many attempts: answered 429 with Retry-After, before any password is hashed."""
 

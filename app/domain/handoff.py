@@ -53,13 +53,16 @@ class HandTo:
 
 
 @writes
-def issue_code(user: User, provider: str, hand_to: HandTo) -> str:
-    """A code for `user`'s client site; EmailNotConfirmed when the account may not sign in."""
+def issue_code(user: User, provider: str, hand_to: HandTo, *,
+               second_factor: str | None = None) -> str:
+    """A code for `user`'s client site; EmailNotConfirmed when the account may not sign in.
+    `second_factor`: the one the sign-in proved (by default, the sign-in running now's)."""
     sessions.require_confirmed(user)
     raw = tokens.new_secret()
     at = now()
     db.session.add(HandoffCode(code_hash=tokens.hash_secret(raw), user_id=user.id,
                                provider=provider, redirect_uri=hand_to.redirect_uri,
+                               second_factor=second_factor or sessions.second_factor_now(),
                                code_challenge=hand_to.code_challenge, created_at=at,
                                expires_at=at + CODE_TTL))
     return raw
@@ -91,7 +94,8 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
     user = db.session.get(User, code.user_id)
     if user is None or user.disabled_at is not None:
         raise kept(InvalidCode())
-    issued = sessions.issue_tokens(user, code.provider, client)
+    issued = sessions.issue_tokens(user, code.provider, client,
+                                   second_factor=code.second_factor)
     code.session_id = issued.session.id
     return issued
 

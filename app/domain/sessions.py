@@ -3,11 +3,13 @@ checking bearers, ending sessions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from flask import current_app
 from sqlalchemy import select, update
@@ -53,6 +55,40 @@ class ForClient:
     browser_session_id: str | None
 
 
+# The second factor the sign-in running now proved (domain/second_factors.py, complete): what
+# it opens (a session, a handoff code) records it, and the tokens say so (amr, acr).
+_SECOND_FACTOR: ContextVar[str | None] = ContextVar("svc_second_factor", default=None)
+
+
+@contextmanager
+def second_factor_proved(method: str) -> Iterator[None]:
+    """Run an opening whose sign-in proved a second factor (`method`) too."""
+    reset = _SECOND_FACTOR.set(method)
+    try:
+        yield
+    finally:
+        _SECOND_FACTOR.reset(reset)
+
+
+def second_factor_now() -> str | None:
+    return _SECOND_FACTOR.get()
+
+
+# RFC 8176 names of how a session signed in.
+_AMR_FIRST = {"password": "pwd"}  # any other provider: "fed" (federated)
+_AMR_SECOND = {"totp": "otp", "recovery_code": "otp"}
+
+
+def amr(provider: str, second_factor: str | None) -> list[str]:
+    first = [_AMR_FIRST.get(provider, "fed")]
+    return first + ([_AMR_SECOND.get(second_factor, "mfa"), "mfa"] if second_factor else [])
+
+
+def assurance(second_factor: str | None) -> str:
+    """The authenticator assurance level (NIST SP 800-63B) as `acr`: aal2 with a second factor."""
+    return "aal2" if second_factor else "aal1"
+
+
 class LogoutScope(StrEnum):
     LOCAL = "local"    # this session
     OTHERS = "others"  # every other session of the account
@@ -80,10 +116,11 @@ def require_confirmed(user: User) -> None:
 
 @writes
 def issue_tokens(user: User, provider: str, client: ClientInfo,
-                 for_client: ForClient | None = None) -> IssuedTokens:
+                 for_client: ForClient | None = None, *,
+                 second_factor: str | None = None) -> IssuedTokens:
     """Open a session for an API client (or an OpenID Connect client) whose credential was just
     authenticated, and issue its first tokens."""
-    session = open_session(user, provider, client, for_client)
+    session = open_session(user, provider, client, for_client, second_factor=second_factor)
     refresh = _new_refresh_token(session, session.created_at)
     return _issue(user, session, refresh)
 
@@ -95,9 +132,11 @@ def tokens_for(client: ClientInfo) -> Opening[IssuedTokens]:
 
 @writes
 def open_session(user: User, provider: str, client: ClientInfo,
-                 for_client: ForClient | None = None) -> AuthSession:
+                 for_client: ForClient | None = None, *,
+                 second_factor: str | None = None) -> AuthSession:
     """A session for a device, without tokens (a browser's session is so), written with its
-    audit event. EmailNotConfirmed when the account may not hold one yet."""
+    audit event. EmailNotConfirmed when the account may not hold one yet. `second_factor`: the
+    one its sign-in proved (by default, the one proved by the sign-in running now)."""
     require_confirmed(user)
     at = now()
     session = insert_loaded(AuthSession, {
@@ -107,6 +146,7 @@ def open_session(user: User, provider: str, client: ClientInfo,
         "client_id": for_client.client_id if for_client else None,
         "scope": for_client.scope if for_client else None,
         "browser_session_id": for_client.browser_session_id if for_client else None,
+        "second_factor": second_factor or second_factor_now(),
     }, user=user)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
     return session
@@ -136,8 +176,12 @@ def _new_refresh_token(session: AuthSession, at: datetime) -> str:
 
 def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens:
     # A client's session says whose it is in its tokens (the audience stays the shared one).
-    extra = ({"client_id": session.client_id, "scope": session.scope or ""}
-             if session.client_id is not None else None)
+    extra: dict[str, Any] | None = (
+        {"client_id": session.client_id, "scope": session.scope or ""}
+        if session.client_id is not None else None)
+    if session.second_factor:  # a single-factor token keeps the minimal claims
+        extra = {**(extra or {}), "amr": amr(session.provider, session.second_factor),
+                 "acr": assurance(session.second_factor)}
     access = tools().access_tokens.issue(user_id=user.id, session_id=session.id,
                                          plan=user.plan, now=now(), extra=extra)
     return IssuedTokens(user, session, access.token, refresh_token,

@@ -40,7 +40,7 @@ from app.extensions import db
 from app.models import AuthSession, FailureCounter, RateLimitCounter, User
 from app.models.types import UTCDateTime
 
-LOGIN, PASSWORD_CHANGE = "login", "password-change"
+LOGIN, PASSWORD_CHANGE, SECOND_FACTOR = "login", "password-change", "second-factor"
 ANYWHERE = "*"
 IPV6_PREFIX = 64  # one customer's network: a host picks any address in it
 
@@ -215,6 +215,31 @@ def password_change_failed(user: User) -> None:
         _count(PASSWORD_CHANGE, _key("account", user.id), (ANYWHERE,), window)
 
 
+def check_second_factor(user_id: str, pending_key: str | None) -> None:
+    """Before a second factor's code is checked: RateLimited after LIMIT_SECOND_FACTOR_FAILURES
+    wrong codes on this account. Always on, whatever RATELIMIT_ENABLED says: a six-digit code
+    is found by guessing when guesses are free."""
+    limit, window = _rule("LIMIT_SECOND_FACTOR_FAILURES")
+    at = now()
+    count = _counts(SECOND_FACTOR, _key("account", user_id), ANYWHERE, window,
+                    at).get(ANYWHERE)
+    if count is not None and count.failures >= limit:
+        raise RateLimited(_seconds(count.window_start + window - at))
+
+
+def second_factor_failed(user_id: str, pending_key: str | None) -> int:
+    """Count a wrong code against the account (and its pending sign-in, if any), in the
+    caller's write transaction: the pending sign-in's count of failures so far."""
+    _, window = _rule("LIMIT_SECOND_FACTOR_FAILURES")
+    subject = _key("account", user_id)
+    source = _key("pending", pending_key) if pending_key else None
+    _count(SECOND_FACTOR, subject, (ANYWHERE,) + ((source,) if source else ()), window)
+    if source is None:
+        return 0
+    found = _counts(SECOND_FACTOR, subject, source, window, now()).get(source)
+    return found.failures if found else 0
+
+
 def clear_account(user: User) -> None:
     """Forget every failure counted against the account (its address was just proved), in the
     caller's write transaction."""
@@ -246,12 +271,33 @@ def _count(scope: str, subject: str, sources: tuple[str, ...], window: timedelta
     db.session.execute(statement)
 
 
+# For counters of other scopes (app/domain/captcha_login.py) -----------------------------------
+
+def subject_key(kind: str, value: str) -> str:
+    return _key(kind, value)
+
+
+def rule(setting: str) -> tuple[int, timedelta]:
+    return _rule(setting)
+
+
+def recent_failures(scope: str, subject: str, window: timedelta) -> int:
+    """The failures counted against `subject` from anywhere in its live window."""
+    count = _counts(scope, subject, ANYWHERE, window, now()).get(ANYWHERE)
+    return count.failures if count is not None else 0
+
+
+def count_failure(scope: str, subject: str, window: timedelta) -> None:
+    """Count one failure against `subject` from anywhere, in the caller's write transaction."""
+    _count(scope, subject, (ANYWHERE,), window)
+
+
 @writes
 def purge_stale() -> int:
     """Delete counters whose window ended over a day ago, and rate-limit counters counted in the
     database while Redis failed whose window has ended (cron, with sessions purge-expired)."""
     _, longest = max(_rule("LIMIT_LOGIN_FAILURES"), _rule("LIMIT_PASSWORD_CHANGE_FAILURES"),
-                     key=lambda rule: rule[1])
+                     _rule("LIMIT_SECOND_FACTOR_FAILURES"), key=lambda rule: rule[1])
     deleted = db.session.execute(delete(FailureCounter).where(
         FailureCounter.window_start < now() - longest - timedelta(days=1))).rowcount
     deleted = (deleted or 0) + db.session.execute(delete(RateLimitCounter).where(

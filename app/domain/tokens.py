@@ -54,8 +54,9 @@ class AccessTokens:
         self._cache_size = cache_size
 
     def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime,
-              extra: dict[str, str] | None = None) -> AccessToken:
-        """`extra`: the `client_id` and `scope` of a token issued to an OpenID Connect client."""
+              extra: dict[str, Any] | None = None) -> AccessToken:
+        """`extra`: the `client_id` and `scope` of a token issued to an OpenID Connect client;
+        `amr` and `acr` of a sign-in with a second factor."""
         iat = int(now.timestamp())
         claims: dict[str, Any] = {
             **(extra or {}),

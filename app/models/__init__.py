@@ -8,10 +8,11 @@ from app.models.identity import Identity
 from app.models.mail_job import MailJob
 from app.models.one_time_token import OneTimeToken
 from app.models.rate_limit_counter import RateLimitCounter
+from app.models.second_factor import PendingSignIn, RecoveryCode, TotpFactor
 from app.models.session import AuthSession, RefreshToken
 from app.models.site import ClientSite
 from app.models.user import User
 
 __all__ = ["AuditEvent", "AuthSession", "ClientSite", "ConsentGrant", "FailureCounter",
-           "HandoffCode", "Identity", "MailJob", "OneTimeToken", "RateLimitCounter", "RefreshToken",
-           "User"]
+           "HandoffCode", "Identity", "MailJob", "OneTimeToken", "PendingSignIn",
+           "RateLimitCounter", "RecoveryCode", "RefreshToken", "TotpFactor", "User"]

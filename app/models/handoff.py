@@ -21,6 +21,7 @@ class HandoffCode(db.Model):
     code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     provider: Mapped[str] = mapped_column(String(16))
+    second_factor: Mapped[str | None] = mapped_column(String(16))  # as the session's
     redirect_uri: Mapped[str] = mapped_column(String(2048))
     code_challenge: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -28,6 +28,8 @@ class MailJob(db.Model):
     PASSWORD_CHANGED = "password_changed"  # noqa: S105
     PROVIDER_LINKED = "provider_linked"
     PROVIDER_UNLINKED = "provider_unlinked"
+    SECOND_FACTOR_ADDED = "second_factor_added"
+    SECOND_FACTOR_REMOVED = "second_factor_removed"
     # Statuses
     PENDING = "pending"  # waiting for its next attempt, or claimed by a worker
     SENT = "sent"

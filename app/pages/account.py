@@ -5,10 +5,17 @@ from __future__ import annotations
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from app.domain import accounts, identities, providers, recovery, sessions
-from app.domain.errors import AuthError, InvalidBody, InvalidCredentials, refusal_notice
+from app.domain import accounts, identities, providers, recovery, second_factors, sessions
+from app.domain.errors import (
+    AuthError,
+    InvalidBody,
+    InvalidCredentials,
+    InvalidSecondFactor,
+    StepUpRequired,
+    refusal_notice,
+)
 from app.pages.blueprint import bp
-from app.pages.forms import ActionForm, ChangePasswordForm, field_errors
+from app.pages.forms import ActionForm, ChangePasswordForm, StepUpForm, field_errors
 from app.web import browser, provider_flow, ratelimits
 from app.web.client import client_info
 
@@ -31,6 +38,8 @@ def _render(password_form: ChangePasswordForm | None = None, status: int = 200) 
         linkable=[p for p in providers.enabled_providers() if p not in linked],
         password_form=password_form or ChangePasswordForm(), action=ActionForm(),
         notice=refusal_notice(request.args.get("error")),
+        second_factor=second_factors.summary(user), step_up=StepUpForm(),
+        recent_sign_in=second_factors.recently_signed_in(signed_in.auth_session),
     ), status
 
 
@@ -51,10 +60,16 @@ def change_password() -> Response | tuple[str, int]:
     try:
         accounts.change_password(signed_in.user, form.current_password.data,
                                  form.new_password.data, client_info(),
-                                 keep_session=signed_in.auth_session.id)
+                                 keep_session=signed_in.auth_session.id,
+                                 code=form.second_factor_code.data or None)
     except InvalidCredentials as error:
         form.current_password.errors.append(error.detail)
         return _render(form, 401)
+    except (StepUpRequired, InvalidSecondFactor) as error:
+        form.second_factor_code.errors.append(
+            "Enter a code of your second factor to change the password."
+            if isinstance(error, StepUpRequired) else error.detail)
+        return _render(form, error.status)
     except InvalidBody as error:
         field_errors(form, error)
         return _render(form, 422)

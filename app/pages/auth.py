@@ -6,6 +6,7 @@ from flask import Response, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
 from app.domain import accounts, providers, recovery, sites, throttle
+from app.domain.captcha import CaptchaProblem, CaptchaUnavailable
 from app.domain.errors import (
     AuthError,
     EmailNotConfirmed,
@@ -17,7 +18,7 @@ from app.domain.errors import (
     refusal_notice,
 )
 from app.domain.sites import Site
-from app.pages.blueprint import bp, duration
+from app.pages.blueprint import bp, duration, error_page
 from app.pages.forms import (
     ForgotPasswordForm,
     LoginForm,
@@ -25,7 +26,7 @@ from app.pages.forms import (
     SignupForm,
     field_errors,
 )
-from app.web import browser, provider_flow, ratelimits, targets
+from app.web import browser, captcha, provider_flow, ratelimits, targets
 from app.web.client import client_info
 from app.web.targets import Target
 
@@ -39,6 +40,19 @@ def _carry(target: Target | None) -> dict[str, str]:
 def _page(template: str, target: Target | None, status: int = 200, **context: object) -> Page:
     return render_template(template, carry=_carry(target),
                            providers=providers.enabled_providers(), **context), status
+
+
+def _captcha_page(template: str, target: Target | None, status: int,
+                  widget: captcha.Widget | None, **context: object) -> Page:
+    """A page that may show the captcha widget, with the CSP the widget needs (if shown)."""
+    body, status = _page(template, target, status, captcha=widget, **context)
+    return body, status, captcha.page_headers(widget)
+
+
+def _login_page(target: Target | None, status: int, form: LoginForm, **context: object) -> Page:
+    """The sign-in form, with the widget when the next attempt will be asked for a captcha."""
+    return _captcha_page("pages/login.html", target, status,
+                         captcha.login_widget(form.email.data), form=form, **context)
 
 
 def _site_of(target: Target | None) -> str | None:
@@ -76,8 +90,8 @@ def login_form() -> Page:
     notice = refusal_notice(request.args.get("error"))
     # An OpenID Connect client's `login_hint` (app/oidc): the address to offer, nothing more.
     untrusted_hint = request.args.get("login_hint", "")[:254]
-    return _page("pages/login.html", target, form=LoginForm(data={"email": untrusted_hint}),
-                 notice=notice)
+    return _captcha_page("pages/login.html", target, 200, captcha.login_widget(None),
+                         form=LoginForm(data={"email": untrusted_hint}), notice=notice)
 
 
 @bp.post("/login")
@@ -86,19 +100,23 @@ def login_submit() -> Page:
     target = targets.from_request(required=False)
     form = LoginForm()
     if not form.validate_on_submit():
-        return _page("pages/login.html", target, 422, form=form)
+        return _login_page(target, 422, form)
     try:
-        user = accounts.authenticate(form.email.data, form.password.data, client_info(),
-                                     throttle.browser_device(browser.device_cookie()))
+        with captcha.login_guard(form.email.data, captcha.form_token()):
+            user = accounts.authenticate(form.email.data, form.password.data, client_info(),
+                                         throttle.browser_device(browser.device_cookie()))
         return browser.sign_in_here(target).complete(user, "password")
+    except CaptchaProblem as problem:
+        form.form_errors.append(captcha.PAGE_WORDS[problem.code])
+        return _login_page(target, problem.status, form)
     except (InvalidCredentials, EmailNotConfirmed) as error:
         form.form_errors.append(error.detail)
-        return _page("pages/login.html", target, error.status, form=form)
+        return _login_page(target, error.status, form)
     except RateLimited as error:
         form.form_errors.append(f"Too many failed sign-ins. Try again in "
                                 f"{duration(error.retry_after)}, or reset your password.")
-        body, status = _page("pages/login.html", target, error.status, form=form)
-        return body, status, {"Retry-After": str(error.retry_after)}
+        body, status, headers = _login_page(target, error.status, form)
+        return body, status, {**headers, "Retry-After": str(error.retry_after)}
 
 
 @bp.get("/login/<provider:provider>")
@@ -111,7 +129,8 @@ def provider_login(provider: str) -> Response:
 
 @bp.get("/signup")
 def signup_form() -> Page:
-    return _page("pages/signup.html", targets.from_request(required=False), form=SignupForm())
+    return _captcha_page("pages/signup.html", targets.from_request(required=False), 200,
+                         captcha.widget(), form=SignupForm())
 
 
 @bp.post("/signup")
@@ -119,18 +138,29 @@ def signup_form() -> Page:
 def signup_submit() -> Page:
     target = targets.from_request(required=False)
     form = SignupForm()
+    widget = captcha.widget()
     if not form.validate_on_submit():
-        return _page("pages/signup.html", target, 422, form=form)
+        return _captcha_page("pages/signup.html", target, 422, widget, form=form)
+    try:
+        captcha.check_signup(form.email.data, form.password.data, captcha.form_token())
+    except CaptchaUnavailable as error:
+        return error_page(error.status, error.detail, retry_after=error.retry_after)
+    except CaptchaProblem as problem:
+        form.form_errors.append(captcha.PAGE_WORDS[problem.code])
+        return _captcha_page("pages/signup.html", target, problem.status, widget, form=form)
+    except InvalidBody as error:
+        field_errors(form, error)
+        return _captcha_page("pages/signup.html", target, 422, widget, form=form)
     landing = browser.sign_in_here(target)
     try:
         user, opened = accounts.register(form.email.data, form.password.data,
                                          form.full_name.data or "", client_info(), landing.opening)
     except EmailTaken as error:
         form.email.errors.append(f"{error.detail} Sign in instead, or reset your password.")
-        return _page("pages/signup.html", target, 409, form=form)
+        return _captcha_page("pages/signup.html", target, 409, widget, form=form)
     except InvalidBody as error:
         field_errors(form, error)
-        return _page("pages/signup.html", target, 422, form=form)
+        return _captcha_page("pages/signup.html", target, 422, widget, form=form)
     if opened is None:  # no session before the address is confirmed
         return _page("pages/confirm_sent.html", target, 201, email=user.email)
     return landing.land(opened, "password")
@@ -140,8 +170,8 @@ def signup_submit() -> Page:
 
 @bp.get("/forgot-password")
 def forgot_form() -> Page:
-    return _page("pages/forgot_password.html", targets.from_request(required=False),
-                 form=ForgotPasswordForm())
+    return _captcha_page("pages/forgot_password.html", targets.from_request(required=False), 200,
+                         captcha.widget(), form=ForgotPasswordForm())
 
 
 @bp.post("/forgot-password")
@@ -149,8 +179,17 @@ def forgot_form() -> Page:
 def forgot_submit() -> Page:
     target = targets.from_request(required=False)
     form = ForgotPasswordForm()
+    widget = captcha.widget()
     if not form.validate_on_submit():
-        return _page("pages/forgot_password.html", target, 422, form=form)
+        return _captcha_page("pages/forgot_password.html", target, 422, widget, form=form)
+    try:
+        captcha.check(captcha.FORGOT_PASSWORD, captcha.form_token())
+    except CaptchaUnavailable as error:
+        return error_page(error.status, error.detail, retry_after=error.retry_after)
+    except CaptchaProblem as problem:
+        form.form_errors.append(captcha.PAGE_WORDS[problem.code])
+        return _captcha_page("pages/forgot_password.html", target, problem.status, widget,
+                             form=form)
     recovery.request_reset(form.email.data, client_info(), _site_of(target))
     return _page("pages/forgot_sent.html", target, 202, email=form.email.data)
 

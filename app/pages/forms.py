@@ -12,6 +12,7 @@ from app.domain.errors import InvalidBody
 # The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
 # in a form would reach PostgreSQL, which cannot store one, and become a 500.
 PRINTABLE = Regexp(text.PRINTABLE, message="Remove the control and formatting characters.")
+ONE_TIME_CODE = {"autocomplete": "one-time-code", "autocapitalize": "none", "spellcheck": "false"}
 PASSWORD = [DataRequired(), Length(max=1024),
             Regexp(text.NO_NUL, message="A password cannot hold a NUL character.")]
 
@@ -67,6 +68,34 @@ class ChangePasswordForm(FlaskForm):  # type: ignore[misc]
                                      render_kw={"autocomplete": "current-password"})
     new_password = PasswordField("New password", validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
+    # Shown to an account with a second factor whose sign-in is not recent (step-up).
+    second_factor_code = StringField(
+        "Code from your authenticator app, or a recovery code",
+        validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
+
+
+class SecondFactorForm(FlaskForm):  # type: ignore[misc]
+    """A code of the second factor: from the authenticator app, or a recovery code."""
+
+    code = StringField("Code", validators=[DataRequired(), Length(max=32), PRINTABLE],
+                       render_kw=ONE_TIME_CODE,
+                       description="The 6-digit code your authenticator app shows, or one of "
+                                   "your recovery codes.")
+
+
+class TotpSetupForm(FlaskForm):  # type: ignore[misc]
+    """The first code of a new authenticator app, which turns it on."""
+
+    code = StringField("Code", validators=[DataRequired(), Length(max=32), PRINTABLE],
+                       render_kw={**ONE_TIME_CODE, "inputmode": "numeric"},
+                       description="The 6-digit code the app shows for this account.")
+
+
+class StepUpForm(FlaskForm):  # type: ignore[misc]
+    """A change to how the account signs in: a fresh code, unless the sign-in is recent."""
+
+    code = StringField("Code from your authenticator app, or a recovery code",
+                       validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
 class ActionForm(FlaskForm):  # type: ignore[misc]

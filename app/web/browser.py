@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from flask import Response, after_this_request, current_app, redirect, request, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
 
-from app.domain import browser_sessions, handoff, known_devices, sessions
+from app.domain import browser_sessions, handoff, known_devices, second_factors, sessions
 from app.domain.browser_sessions import BrowserSignIn
+from app.domain.second_factors import SecondFactorRequired
 from app.extensions import login_manager
-from app.models import AuthSession, User
+from app.models import AuthSession, PendingSignIn, User
 from app.web import pending_authorization
 from app.web.client import client_info
 from app.web.targets import Target, send_back
@@ -85,10 +86,11 @@ class Landing(Generic[T]):
         return self.land(self.opening(user, provider), provider)
 
 
-def sign_in_here(target: Target | None) -> Landing[BrowserSignIn]:
+def sign_in_here(target: Target | None, *, second_step_done: bool = False) -> Landing[Any]:
     """Sign this browser in: the session it held ends, a new one opens, and the person goes
     back to the client site `target` names with a code, or else to the OpenID Connect
-    authorization request that waits for this sign-in, or else to the account page."""
+    authorization request that waits for this sign-in, or else to the account page. For an
+    account with a second factor, unless `second_step_done`: the second step page first."""
     previous = current()
     opening = browser_sessions.for_browser(
         client_info(), replacing=previous.auth_session if previous else None,
@@ -101,13 +103,52 @@ def sign_in_here(target: Target | None) -> Landing[BrowserSignIn]:
         assert opened.code is not None
         return send_back(target, code=opened.code, provider=provider)
 
-    return Landing(opening, land)
+    landing = Landing(opening, land)
+    return landing if second_step_done else _second_step_first(landing, HERE, target)
 
 
-def code_for_site(target: Target) -> Landing[str]:
-    """A sign-in a client site started through its API: no session here, a code for the site."""
-    return Landing(handoff.code_for(target.hand_to()),
-                   lambda code, provider: send_back(target, code=code, provider=provider))
+def code_for_site(target: Target, *, second_step_done: bool = False) -> Landing[Any]:
+    """A sign-in a client site started through its API: no session here, a code for the site
+    (after the second step page, for an account with a second factor)."""
+    landing = Landing(handoff.code_for(target.hand_to()),
+                      lambda code, provider: send_back(target, code=code, provider=provider))
+    return landing if second_step_done else _second_step_first(landing, SITE, target)
+
+
+# The second step of a sign-in on the hosted pages: the pending sign-in's token is kept in this
+# browser's (signed) cookie with where the sign-in ends, HERE or at a client SITE, and the
+# target it returns to. The domain keeps the rest (domain/second_factors.py).
+SECOND_STEP_KEY = "svc_second_step"
+HERE, SITE = "here", "site"
+
+
+def _second_step_first(landing: Landing[T], ends: str,
+                       target: Target | None) -> Landing[T | SecondFactorRequired]:
+    def land(opened: T | SecondFactorRequired, provider: str) -> Response:
+        if not isinstance(opened, SecondFactorRequired):
+            return landing.land(opened, provider)
+        query = target.query() if target else {}
+        session[SECOND_STEP_KEY] = {"token": opened.token, "ends": ends, "query": query}
+        return redirect(url_for("pages.second_step_form", **query))
+
+    return Landing(second_factors.gated(landing.opening, PendingSignIn.HOSTED), land)
+
+
+def pending_second_step(target: Target | None) -> tuple[str, Landing[Any]] | None:
+    """The pending sign-in's token this browser holds, and the landing that completes it, when
+    `target` is the one it started with."""
+    held = session.get(SECOND_STEP_KEY)
+    if not isinstance(held, dict) or held.get("query") != (target.query() if target else {}):
+        return None
+    if held.get("ends") == SITE:
+        if target is None:
+            return None
+        return str(held["token"]), code_for_site(target, second_step_done=True)
+    return str(held["token"]), sign_in_here(target, second_step_done=True)
+
+
+def drop_second_step() -> None:
+    session.pop(SECOND_STEP_KEY, None)
 
 
 def _hold(auth_session: AuthSession) -> None:
@@ -136,5 +177,6 @@ def forget() -> None:
 def hand_back(browser_user: BrowserUser, target: Target) -> Response:
     """Send a signed-in person to a client site with a fresh one-time code (single sign-on)."""
     provider = browser_user.auth_session.provider
-    code = handoff.issue_code(browser_user.user, provider, target.hand_to())
+    code = handoff.issue_code(browser_user.user, provider, target.hand_to(),
+                              second_factor=browser_user.auth_session.second_factor)
     return send_back(target, code=code, provider=provider)

@@ -18,7 +18,8 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.domain.errors import AuthError, BearerError, InvalidBody, RateLimited
+from app.domain.captcha import CaptchaProblem, CaptchaUnavailable
+from app.domain.errors import AuthError, BearerError, InvalidBody, MfaRequired, RateLimited
 from app.web import ratelimits
 
 log = logging.getLogger("svc_auth.web")
@@ -114,6 +115,12 @@ def _auth_error(error: AuthError) -> Response:
     if isinstance(error, RateLimited):  # the same contract as flask-limiter's 429s
         headers["Retry-After"] = str(error.retry_after)
         extra["retry_after"] = error.retry_after
+    if isinstance(error, MfaRequired):  # where the person can sign in with the second factor
+        extra["login_url"] = error.login_url
+    if isinstance(error, CaptchaProblem):  # what the client must render: the widget
+        extra["captcha"] = error.challenge
+    if isinstance(error, CaptchaUnavailable):
+        headers["Retry-After"] = str(error.retry_after)
     if isinstance(error, BearerError):
         headers["WWW-Authenticate"] = (
             'Bearer realm="svc-auth"' if error.code == "missing_token"

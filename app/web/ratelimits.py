@@ -124,6 +124,9 @@ change_password = _limits(("password-change-user", "LIMIT_LOGIN", _signed_in_use
 # Proving an existing account's password to link a provider (a password guess like any other:
 # its failures are also counted per email, in the database).
 link_proof = _limits(("link-proof-ip", "LIMIT_LOGIN", limit_key_ip, {}))
+# A second factor's code (wrong ones are also counted per account and per pending sign-in, in
+# the database: app/domain/second_factors.py).
+second_factor = _limits(("second-factor-ip", "LIMIT_LOGIN", limit_key_ip, {}))
 resend_my_confirmation = _limits(("resend-user", "LIMIT_FORGOT", _signed_in_user, {}),
                                  ("resend-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))
 

@@ -73,10 +73,14 @@ class Store:
 
 def create_app(site: str | None = None, service_url: str | None = None,
                pricing_url: str | None = None, *, audience: str | None = None,
-               brand: str | None = None, verifier: auth.TokenVerifier | None = None) -> Flask:
+               brand: str | None = None, verifier: auth.TokenVerifier | None = None,
+               captcha_script: str | None = None) -> Flask:
     """The site. Arguments left out come from the environment: CLIENT_SITE (symbols or
     footprints), SERVICE_URL, PRICING_URL (default /pricing), SERVICE_AUDIENCE (default svc),
-    BRAND (default svc)."""
+    BRAND (default svc). For the captcha the service asks for after failed sign-ins, the page's
+    CSP lets in CAPTCHA_PROVIDER's origins (turnstile, hcaptcha or recaptcha), or the origin of
+    CAPTCHA_SCRIPT_URL (the widget's script, when it is not the provider's); with neither, the
+    widget cannot load and the person signs in through the service's hosted login."""
     site = site or os.environ.get("CLIENT_SITE", "symbols")
     if site not in SITES:
         raise ValueError(f"site must be one of {sorted(SITES)}, not {site!r}")
@@ -87,7 +91,9 @@ def create_app(site: str | None = None, service_url: str | None = None,
 
     app = Flask(f"client_site_{site}", root_path=str(HERE))
     app.config.update(SITE=site, KIND=SITES[site], SERVICE_URL=service_url,
-                      PRICING_URL=pricing_url, BRAND=brand or os.environ.get("BRAND", "svc"))
+                      PRICING_URL=pricing_url, BRAND=brand or os.environ.get("BRAND", "svc"),
+                      CAPTCHA_SCRIPT_URL=captcha_script or os.environ.get("CAPTCHA_SCRIPT_URL"),
+                      CAPTCHA_PROVIDER=os.environ.get("CAPTCHA_PROVIDER"))
     app.extensions["client_site_store"] = Store()
     verifier = verifier or auth.TokenVerifier(f"{service_url}/.well-known/jwks.json",
                                               issuer=service_url, audience=audience)
@@ -121,6 +127,7 @@ def _register_pages(app: Flask) -> None:
         return render_template(template, page=name, site=_config("SITE"), kind=_config("KIND"),
                                service_url=_config("SERVICE_URL"), brand=_config("BRAND"),
                                pricing_url=_config("PRICING_URL"),
+                               captcha_script=_config("CAPTCHA_SCRIPT_URL") or "",
                                redirect_uri=request.host_url + "auth/callback")
 
     app.add_url_rule("/", "home", lambda: page("index.html", "home"))
@@ -128,12 +135,31 @@ def _register_pages(app: Flask) -> None:
     app.add_url_rule("/pricing", "pricing", lambda: page("pricing.html", "pricing"))
 
 
+# Each captcha provider's origins (its documented CSP), for the widget the service may ask for.
+CAPTCHA_ORIGINS = {
+    "turnstile": "https://challenges.cloudflare.com",
+    "hcaptcha": "https://hcaptcha.com https://*.hcaptcha.com",
+    "recaptcha": "https://www.google.com/recaptcha/ https://www.gstatic.com/recaptcha/",
+}
+
+
+def _origin(url: str) -> str:
+    return "{0.scheme}://{0.netloc}".format(urlsplit(url))
+
+
 def _headers(response: Response) -> Response:
-    service_origin = "{0.scheme}://{0.netloc}".format(urlsplit(_config("SERVICE_URL")))
-    # The page's only scripts: its own, and the service's client (a module from the service).
+    service_origin = _origin(_config("SERVICE_URL"))
+    script = _config("CAPTCHA_SCRIPT_URL")
+    captcha = (_origin(script) if script
+               else CAPTCHA_ORIGINS.get(_config("CAPTCHA_PROVIDER") or "", ""))
+    widget = f" {captcha}" if captcha else ""
+    # The page's only scripts: its own, the service's client (a module from the service), and
+    # the captcha widget (when one is configured).
     response.headers.setdefault("Content-Security-Policy", (
-        f"default-src 'none'; script-src 'self' {service_origin}; "
-        f"connect-src 'self' {service_origin}; style-src 'self'; img-src 'self'; "
+        f"default-src 'none'; script-src 'self' {service_origin}{widget}; "
+        f"connect-src 'self' {service_origin}{widget}; "
+        + (f"frame-src {captcha}; " if captcha else "")
+        + "style-src 'self'; img-src 'self'; "
         "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"))
     response.headers.setdefault("Referrer-Policy", "no-referrer")  # the callback URL has a code
     response.headers.setdefault("X-Content-Type-Options", "nosniff")

@@ -147,6 +147,60 @@ def link_account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str,
     return site.base_url, lambda: page.goto(site.url("/login/link"))
 
 
+def _signed_in_fresh(page: Page, site: Site, label: str) -> str:
+    email = new_email(label)
+    create_account(site, email)
+    page.goto(site.url("/login"))
+    sign_in_with_form(page, email, PASSWORD)
+    expect(page).to_have_url(site.url("/account"))
+    return email
+
+
+def _totp_code(page: Page) -> str:
+    """The code of the key the setup page shows, now (the server runs the real clock)."""
+    import pyotp
+
+    return pyotp.TOTP(page.locator("code.key").inner_text().replace(" ", "")).now()
+
+
+def totp_setup(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
+    _signed_in_fresh(page, site, "a11y-totp")
+    page.get_by_role("button", name="Set up an authenticator app").click()
+    expect(page).to_have_url(site.url("/account/totp"))
+    return site.base_url, lambda: page.goto(site.url("/account/totp"))
+
+
+def _enrolled(page: Page, site: Site, label: str) -> str:
+    email = _signed_in_fresh(page, site, label)
+    page.get_by_role("button", name="Set up an authenticator app").click()
+    page.get_by_label("Code").fill(_totp_code(page))
+    return email
+
+
+def recovery_codes(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
+    _signed_in_fresh(page, site, "a11y-codes")
+    page.get_by_role("button", name="Set up an authenticator app").click()
+    page.get_by_label("Code").fill(_totp_code(page))
+    return site.base_url, _submit(page, "Turn on")
+
+
+def account_with_factor(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
+    _enrolled(page, site, "a11y-account-2fa")
+    _submit(page, "Turn on")()
+    return site.base_url, lambda: page.goto(site.url("/account"))
+
+
+def second_step(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
+    email = _enrolled(page, site, "a11y-second-step")
+    _submit(page, "Turn on")()
+    page.context.clear_cookies()
+    page.goto(site.url("/login?callback=symbols"))
+    sign_in_with_form(page, email, PASSWORD)
+    expect(page).to_have_url(re.compile(r".*/login/second-factor\?redirect_uri="))
+    second_step_url = page.url
+    return site.base_url, lambda: page.goto(second_step_url)
+
+
 def unknown_callback(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
     return site.base_url, lambda: page.goto(site.url("/login?callback=unknown"))
 
@@ -185,6 +239,10 @@ PAGES: dict[str, tuple[Reach, int]] = {
     "confirm-email": (confirm_email, 200),
     "account": (account, 200),
     "link-account": (link_account, 200),
+    "totp-setup": (totp_setup, 200),
+    "recovery-codes": (recovery_codes, 200),
+    "account-with-factor": (account_with_factor, 200),
+    "second-step": (second_step, 200),
     "unknown-callback": (unknown_callback, 400),
     "oauth-error": (oauth_error, 400),
     "not-found": (not_found, 404),

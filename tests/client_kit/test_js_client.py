@@ -11,6 +11,7 @@ only once every call that should meet a 401 has met it, so "one refresh" is neve
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from tests.support.client_kit import (
     Kit,
     RunningSite,
     in_context,
+    open_site,
     watch_errors,
 )
 
@@ -63,13 +65,6 @@ def settle(page: Page, expression: str, arg: Any = None) -> Any:
 
 
 # -- helpers (they run in the browser thread) -----------------------------------------------------
-
-
-def open_site(context: BrowserContext, site: RunningSite, path: str = "/") -> Page:
-    page = context.new_page()
-    page.goto(site.url(path))
-    page.wait_for_selector("body[data-ready=true]", state="attached")
-    return page
 
 
 def open_harness(context: BrowserContext, kit: Kit, site: RunningSite, brand: str = "svc") -> Page:
@@ -491,3 +486,36 @@ def test_the_bearer_token_goes_to_this_site_and_the_service_only(kit: Kit,
     seen = browser_thread.run(in_context(site, scenario))
     assert seen["own"]["authorization"] == f"Bearer {tokens['access_token']}"
     assert "authorization" not in seen["foreign"]
+
+
+def test_a_v1_login_that_needs_a_second_factor_says_where_to_sign_in(
+        kit: Kit, browser_thread: BrowserThread):
+    """The service's 403 mfa_required (tests/api/test_second_factor_api.py): the kit rejects
+    with its code and login_url, and the example site tells the person what to do."""
+    site = kit.symbols
+    email = kit.create_account()
+    login_url = kit.service_url("/login")
+    problem = json.dumps({"status": 403, "code": "mfa_required", "title": "Forbidden",
+                          "type": "about:blank", "detail": "This account has a second factor.",
+                          "login_url": login_url})
+
+    def scenario(context: BrowserContext) -> None:
+        context.route(kit.service_url("/api/v1/auth/login"), lambda route: route.fulfill(
+            status=403, content_type="application/problem+json", body=problem))
+        harness = open_harness(context, kit, site)
+        refused = harness.evaluate("""([e, p]) => window.kit.auth.login(e, p).then(
+            () => null, (error) => [error.code, error.status, error.loginUrl])""",
+                                   [email, PASSWORD])
+        assert refused == ["mfa_required", 403, login_url]
+        harness.close()
+
+        page = open_site(context, site)
+        errors = watch_errors(page)
+        page.get_by_label("Email").fill(email)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in", exact=True).click()
+        expect(page.get_by_role("alert").filter(has_text="second factor")).to_be_visible()
+        assert local_storage(page) == {}
+        assert errors == []
+
+    browser_thread.run(in_context(site, scenario))

@@ -425,6 +425,11 @@ def guarded_app(verifier: TokenVerifier, plan_check_url: str | None = None) -> F
     def mine() -> dict[str, Any]:
         return {"sub": current_claims()["sub"]}
 
+    @app.post("/sensitive")
+    @require_token(mfa=True)
+    def sensitive() -> dict[str, Any]:
+        return {"ok": True}
+
     @app.post("/generate")
     @require_plan("pro", "team")
     def generate() -> dict[str, Any]:
@@ -465,6 +470,17 @@ def test_require_token_answers_401_problems(clock: Clock):
     assert response.status_code == 200 and response.get_json() == {"sub": "user-7"}
     response = client.get("/mine", headers={"Authorization": f"bearer   {key.token()}"})
     assert response.status_code == 200
+
+
+def test_require_token_with_mfa_wants_a_sign_in_with_a_second_factor(clock: Clock):
+    key = Key()
+    client = guarded_app(verifier_for(KeySet(key), clock)).test_client()
+    refused = client.post("/sensitive", headers=bearer(key.token()))
+    assert refused.status_code == 403 and refused.get_json()["code"] == "mfa_required"
+    assert client.post("/sensitive").status_code == 401
+    strong = key.token(amr=["pwd", "otp", "mfa"], acr="aal2")
+    assert client.post("/sensitive", headers=bearer(strong)).status_code == 200
+    assert client.get("/mine", headers=bearer(strong)).status_code == 200
 
 
 def test_require_plan_answers_402_or_403_with_the_pricing_link(clock: Clock):

@@ -233,6 +233,13 @@ def github_server(github_server_session: FakeGitHub) -> Iterator[FakeGitHub]:
     github_server_session.reset()
 
 
+def github_settings(server: FakeGitHub) -> dict[str, object]:
+    """The app's settings that send GitHub sign-ins to the fake."""
+    return {"GITHUB_CLIENT_ID": server.client_id, "GITHUB_CLIENT_SECRET": server.client_secret,
+            "GITHUB_AUTHORIZE_URL": server.authorize_url, "GITHUB_TOKEN_URL": server.token_url,
+            "GITHUB_API_URL": server.api_url}
+
+
 # -- driving a browser's part -------------------------------------------------------------------
 
 

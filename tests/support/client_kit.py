@@ -263,3 +263,10 @@ def watch_errors(page: Page) -> list[str]:
             if message.type == "error" and not message.text.startswith("Failed to load resource")
             else None)
     return errors
+
+
+def open_site(context: BrowserContext, site: RunningSite, path: str = "/") -> Page:
+    page = context.new_page()
+    page.goto(site.url(path))
+    page.wait_for_selector("body[data-ready=true]", state="attached")
+    return page

@@ -23,11 +23,7 @@ def provider_settings(oidc_server, github_server):
         "GOOGLE_CLIENT_ID": oidc_server.client_id,
         "GOOGLE_CLIENT_SECRET": oidc_server.client_secret,
         "GOOGLE_METADATA_URL": oidc_server.metadata_url,
-        "GITHUB_CLIENT_ID": github_server.client_id,
-        "GITHUB_CLIENT_SECRET": github_server.client_secret,
-        "GITHUB_AUTHORIZE_URL": github_server.authorize_url,
-        "GITHUB_TOKEN_URL": github_server.token_url,
-        "GITHUB_API_URL": github_server.api_url,
+        **fixtures.github_settings(github_server),
         "PROVIDER_TIMEOUT": 2,
     }
 

@@ -7,9 +7,14 @@
     @require_plan("pro", "team")
     def generate(): ...
 
+    @app.post("/api/delete-everything")
+    @require_token(mfa=True)  # only a sign-in that proved a second factor
+    def delete_everything(): ...
+
 Refusals are problem+json bodies (RFC 9457) shaped like the service's own:
-401 `missing_token` / `invalid_token` / `token_expired` with `WWW-Authenticate: Bearer`, and
-402 (or 403) `upgrade_required` with a `pricing_url` member.
+401 `missing_token` / `invalid_token` / `token_expired` with `WWW-Authenticate: Bearer`,
+402 (or 403) `upgrade_required` with a `pricing_url` member, and 403 `mfa_required` for a token
+of a sign-in without a second factor where one is required.
 """
 
 from __future__ import annotations
@@ -99,15 +104,32 @@ def current_claims() -> dict[str, Any]:
     return claims
 
 
-def require_token(view: Callable[P, R]) -> Callable[P, R | Response]:
-    """Decorator: the view runs only with a valid access token; 401 otherwise."""
+def signed_in_with_second_factor(claims: dict[str, Any]) -> bool:
+    """Whether the sign-in behind these claims proved a second factor (the service's `acr`
+    aal2, or `mfa` in `amr`)."""
+    amr = claims.get("amr")
+    return claims.get("acr") == "aal2" or (isinstance(amr, list) and "mfa" in amr)
 
-    @functools.wraps(view)
-    def guarded(*args: P.args, **kwargs: P.kwargs) -> R | Response:
-        refusal = _authenticate()
-        return refusal if refusal is not None else view(*args, **kwargs)
 
-    return guarded
+def require_token(view: Callable[P, R] | None = None, *, mfa: bool = False) -> Any:
+    """Decorator: the view runs only with a valid access token; 401 otherwise. As
+    `require_token(mfa=True)`: only with a token of a sign-in that proved a second factor;
+    403 `mfa_required` otherwise (the person signs in again, with it)."""
+
+    def decorate(view: Callable[P, R]) -> Callable[P, R | Response]:
+        @functools.wraps(view)
+        def guarded(*args: P.args, **kwargs: P.kwargs) -> R | Response:
+            refusal = _authenticate()
+            if refusal is not None:
+                return refusal
+            if mfa and not signed_in_with_second_factor(current_claims()):
+                return problem(403, "mfa_required", "Sign in with your second factor to do "
+                                                    "this.")
+            return view(*args, **kwargs)
+
+        return guarded
+
+    return decorate(view) if view is not None else decorate
 
 
 def require_plan(*plans: str, status: int = 402,

@@ -24,6 +24,38 @@ auth.on("upgrade", ({ pricingUrl }) => {
   $("upgrade").hidden = false;
 });
 
+// The captcha the service asks for after failed sign-ins (the error's `captcha`): each
+// provider's widget script, the element it turns into a widget, and the field it fills in.
+const CAPTCHA = {
+  turnstile: ["https://challenges.cloudflare.com/turnstile/v0/api.js", "cf-turnstile",
+              "cf-turnstile-response"],
+  hcaptcha: ["https://js.hcaptcha.com/1/api.js", "h-captcha", "h-captcha-response"],
+  recaptcha: ["https://www.google.com/recaptcha/api.js", "g-recaptcha", "g-recaptcha-response"],
+};
+let captchaField = null;
+let lastCaptcha = null;
+
+function showCaptcha(asked) {
+  const known = CAPTCHA[asked.provider];
+  if (!known) return;
+  lastCaptcha = asked;
+  const [script, widgetClass, field] = known;
+  const widget = document.createElement("div");
+  widget.className = widgetClass;
+  widget.dataset.sitekey = asked.siteKey;
+  const loader = document.createElement("script");
+  loader.src = config.captchaScript || script;
+  loader.async = true;
+  $("captcha").replaceChildren(widget, loader); // a fresh widget: a token is good once
+  $("captcha").hidden = false;
+  captchaField = field;
+}
+
+function captchaToken() {
+  const field = captchaField && $("signin-form").querySelector(`[name="${captchaField}"]`);
+  return field ? field.value : "";
+}
+
 async function completeSignIn() {
   try {
     await auth.handleCallback();
@@ -41,11 +73,18 @@ function wireHome() {
     event.preventDefault();
     $("signin-error").hidden = true;
     try {
-      const user = await auth.login($("email").value, $("password").value);
+      const user = await auth.login($("email").value, $("password").value,
+                                    { captchaToken: captchaToken() });
+      $("captcha").hidden = true;
+      captchaField = lastCaptcha = null;
       showSignedIn(true, `Signed in as ${user?.email ?? "you"}`);
     } catch (error) {
-      $("signin-error").textContent = error.message;
+      $("signin-error").textContent = error.code === "mfa_required"
+        ? "Your account asks for a second factor: use “Sign in with the service” below."
+        : error.message;
       $("signin-error").hidden = false;
+      // Asked for a captcha, or one was spent on this try: a fresh widget for the next.
+      if (error.captcha || lastCaptcha) showCaptcha(error.captcha ?? lastCaptcha);
     }
   });
 

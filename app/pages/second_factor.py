@@ -1,0 +1,177 @@
+"""Second factors on the hosted pages: enrolling an authenticator app and the recovery codes
+from the account page, and the second step of a sign-in (domain: app/domain/second_factors.py).
+"""
+
+from __future__ import annotations
+
+import segno
+from flask import Response, flash, redirect, render_template, url_for
+from flask_login import login_required
+
+from app.domain import second_factors
+from app.domain.errors import (
+    AlreadyEnrolled,
+    InvalidMfaToken,
+    InvalidSecondFactor,
+    NotEnrolled,
+    RateLimited,
+    StepUpRequired,
+)
+from app.models import PendingSignIn
+from app.pages.account import _signed_in
+from app.pages.blueprint import bp, duration
+from app.pages.forms import SecondFactorForm, StepUpForm, TotpSetupForm
+from app.web import browser, ratelimits, targets
+from app.web.client import client_info
+
+Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
+STEP_UP_ADVICE = ("For this, sign in again first, or enter a code of your second factor "
+                  "(if you have one).")
+
+
+def _refused(error: StepUpRequired | InvalidSecondFactor | RateLimited | NotEnrolled
+             | AlreadyEnrolled) -> Response:
+    if isinstance(error, RateLimited):
+        flash(f"Too many wrong codes. Try again in {duration(error.retry_after)}.")
+    elif isinstance(error, StepUpRequired):
+        flash(STEP_UP_ADVICE)
+    else:
+        flash(error.detail)
+    return redirect(url_for(".account", _anchor="second-factor"))
+
+
+def _qr_code(uri: str) -> str:
+    """The key as a QR code, drawn here as inline SVG: no script, no image service."""
+    return segno.make(uri, error="m").svg_inline(scale=5, border=2, title="QR code of the key",
+                                                 svgclass="qr", lineclass=None)
+
+
+def _grouped(secret: str) -> str:
+    return " ".join(secret[i:i + 4] for i in range(0, len(secret), 4))
+
+
+# Enrolling -------------------------------------------------------------------------------------
+
+@bp.post("/account/totp/start")
+@login_required
+def totp_start() -> Response:
+    signed_in = _signed_in()
+    if not StepUpForm().validate_on_submit():
+        return redirect(url_for(".account"))
+    try:
+        second_factors.start_totp(signed_in.user, signed_in.auth_session)
+    except (AlreadyEnrolled, StepUpRequired) as error:
+        return _refused(error)
+    return redirect(url_for(".totp_setup"))
+
+
+def _setup_page(form: TotpSetupForm | None = None, status: int = 200) -> Page:
+    user = _signed_in().user
+    secret = second_factors.pending_secret(user)
+    if secret is None:
+        return redirect(url_for(".account"))
+    return render_template("pages/totp_setup.html", form=form or TotpSetupForm(),
+                           qr=_qr_code(second_factors.provisioning_uri(user, secret)),
+                           key=_grouped(secret)), status
+
+
+@bp.get("/account/totp")
+@login_required
+def totp_setup() -> Page:
+    return _setup_page()
+
+
+@bp.post("/account/totp")
+@login_required
+@ratelimits.second_factor
+def totp_confirm() -> Page:
+    signed_in = _signed_in()
+    form = TotpSetupForm()
+    if not form.validate_on_submit():
+        return _setup_page(form, 422)
+    try:
+        codes = second_factors.confirm_totp(signed_in.user, form.code.data, client_info(),
+                                            signed_in.auth_session)
+    except InvalidSecondFactor:
+        form.code.errors.append("That code is not right. Enter the code the app shows now.")
+        return _setup_page(form, 401)
+    except (NotEnrolled, StepUpRequired, RateLimited) as error:
+        return _refused(error)
+    return render_template("pages/recovery_codes.html", codes=codes, enrolled=True)
+
+
+@bp.post("/account/totp/remove")
+@login_required
+@ratelimits.second_factor
+def totp_remove() -> Response:
+    signed_in = _signed_in()
+    form = StepUpForm()
+    if not form.validate_on_submit():
+        return redirect(url_for(".account"))
+    try:
+        second_factors.remove_totp(signed_in.user, client_info(), signed_in.auth_session,
+                                   form.code.data or None)
+    except (NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
+        return _refused(error)
+    flash("The authenticator app is removed: signing in no longer asks for a code.")
+    return redirect(url_for(".account"))
+
+
+@bp.post("/account/recovery-codes")
+@login_required
+@ratelimits.second_factor
+def recovery_codes_regenerate() -> Page:
+    signed_in = _signed_in()
+    form = StepUpForm()
+    if not form.validate_on_submit():
+        return redirect(url_for(".account"))
+    try:
+        codes = second_factors.regenerate_recovery_codes(
+            signed_in.user, client_info(), signed_in.auth_session, form.code.data or None)
+    except (NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
+        return _refused(error)
+    return render_template("pages/recovery_codes.html", codes=codes, enrolled=False)
+
+
+# The second step of a sign-in ------------------------------------------------------------------
+
+def _second_step_page(form: SecondFactorForm, status: int = 200) -> Page:
+    target = targets.from_request(required=False)
+    held = browser.pending_second_step(target)
+    if held is None:
+        raise InvalidMfaToken()
+    user = second_factors.pending_user(held[0], PendingSignIn.HOSTED)
+    return render_template("pages/second_step.html", form=form, email=user.email,
+                           carry=target.query() if target else {},
+                           methods=second_factors.methods(user)), status
+
+
+@bp.get("/login/second-factor")
+def second_step_form() -> Page:
+    return _second_step_page(SecondFactorForm())
+
+
+@bp.post("/login/second-factor")
+@ratelimits.second_factor
+def second_step_submit() -> Page:
+    target = targets.from_request(required=False)
+    held = browser.pending_second_step(target)
+    if held is None:
+        raise InvalidMfaToken()
+    token, landing = held
+    form = SecondFactorForm()
+    if not form.validate_on_submit():
+        return _second_step_page(form, 422)
+    try:
+        done = second_factors.complete(token, PendingSignIn.HOSTED, form.code.data,
+                                       client_info(), landing.opening)
+    except InvalidSecondFactor:
+        form.code.errors.append("That code is not right, or was already used.")
+        return _second_step_page(form, 401)
+    except RateLimited as error:
+        form.code.errors.append(f"Too many wrong codes. Try again in "
+                                f"{duration(error.retry_after)}.")
+        body, status = _second_step_page(form, error.status)  # type: ignore[misc]
+        return body, status, {"Retry-After": str(error.retry_after)}
+    browser.drop_second_step()
+    return landing.land(done.opened, done.provider)

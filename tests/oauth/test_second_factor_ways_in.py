@@ -1,0 +1,67 @@
+"""No code, session or token before the second factor on the provider and link ways in: GitHub
+(a local stand-in) signs in to an account that has an authenticator app."""
+
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.providers import fixtures
+from tests.support.oauth import OUR_CALLBACK, exchange, landing
+from tests.support.pages import submit
+from tests.support.second_factors import code_at, enrolled_user
+from tests.support.sites import OAUTH_SITES, SYMBOLS_CALLBACK
+
+github_server_session = fixtures.github_server_session
+github_server = fixtures.github_server
+START = {"redirect_uri": SYMBOLS_CALLBACK, "state": "site-state"}
+
+
+@pytest.fixture
+def settings(github_server):
+    return {"CLIENT_SITES": OAUTH_SITES, **fixtures.github_settings(github_server),
+            "PROVIDER_TIMEOUT": 2}
+
+
+@pytest.fixture
+def enrolled(app, make_user, clock):
+    """octo@example.com (GitHub's verified address here), confirmed before its password was set
+    (so no one else can know it: GitHub links to it), with an authenticator app."""
+    return enrolled_user(app, make_user, clock, "octo@example.com", email_verified=True,
+                         email_verified_at=clock.now)
+
+
+def through_github(client, start_path):
+    start = client.get(start_path, query_string=START)
+    assert start.status_code == 302, start.get_data(as_text=True)
+    back = fixtures.follow_authorization(start.headers["Location"], OUR_CALLBACK.format("github"))
+    parts = urlsplit(back)
+    return client.get(f"{parts.path}?{parts.query}")
+
+
+@pytest.mark.parametrize("start_path", ["/api/v2/auth/github", "/login/github"])
+def test_a_provider_sign_in_waits_for_the_second_factor(client, enrolled, clock, start_path):
+    _account, secret, _codes = enrolled
+    response = through_github(client, start_path)
+    second_step = response.headers["Location"]
+    assert second_step.startswith("/login/second-factor?") and "code=" not in second_step
+    assert client.get("/account").status_code == 302  # no session here either
+    done = submit(client, second_step, {"code": code_at(secret, clock)})
+    target, params = landing(done.headers["Location"])
+    assert target == SYMBOLS_CALLBACK and params["provider"] == "github"
+    assert params["state"] == "site-state"
+    assert exchange(client, params["code"], "github", verifier=None).status_code == 200
+
+
+def test_proving_the_password_on_the_link_page_waits_for_the_second_factor(
+        app, client, make_user, clock, github_server):
+    """An unconfirmed local account: GitHub's sign-in stops at the link page; proving the
+    password links GitHub, and the sign-in still needs the second factor."""
+    account, secret, _codes = enrolled_user(app, make_user, clock, "octo@example.com")
+    response = through_github(client, "/login/github")
+    assert response.headers["Location"] == "/login/link"
+    proved = submit(client, "/login/link", {"password": account.password})
+    assert proved.status_code == 302, proved.text
+    assert proved.headers["Location"].startswith("/login/second-factor")
+    assert client.get("/account").status_code == 302
+    done = submit(client, proved.headers["Location"], {"code": code_at(secret, clock)})
+    assert landing(done.headers["Location"])[0] == SYMBOLS_CALLBACK

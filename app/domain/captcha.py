@@ -37,7 +37,7 @@ from app.db.transactions import writes
 from app.domain import audit, sites, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import AuthError, InvalidBody
+from app.domain.errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailable
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import FailureCounter
@@ -46,7 +46,6 @@ from app.observability import count_captcha
 log = logging.getLogger("svc_auth.captcha")
 
 MODES = ("off", "report", "on")
-POINTER = "#/captcha_token"
 TOKEN_LIFETIME = timedelta(minutes=10)  # longer than any provider keeps a token valid (5 min)
 REPLAY_SCOPE = "captcha-token"
 
@@ -110,35 +109,6 @@ def check_settings(config: dict[str, Any]) -> None:
         raise RuntimeError("SVC_CAPTCHA_PROVIDER needs SVC_CAPTCHA_SECRET in production.")
     if config["CAPTCHA_SECRET"] in TEST_SECRETS:
         raise RuntimeError("SVC_CAPTCHA_SECRET is a provider's always-pass test secret.")
-
-
-# Errors ----------------------------------------------------------------------------------------
-
-class CaptchaProblem(InvalidBody):
-    """422 with a pointer to the token, and what a client needs to render the widget."""
-
-    def __init__(self, challenge: dict[str, str]) -> None:
-        super().__init__(self.detail, [{"pointer": POINTER, "detail": self.detail}])
-        self.challenge = challenge
-
-
-class CaptchaRequired(CaptchaProblem):
-    code = "captcha_required"
-    detail = "Solve the captcha, then send its token as captcha_token."
-
-
-class CaptchaInvalid(CaptchaProblem):
-    code = "captcha_invalid"
-    detail = "The captcha was not solved, has expired or was already used. Solve it again."
-
-
-class CaptchaUnavailable(AuthError):
-    """The provider does not answer: answered 503 with Retry-After."""
-
-    status = 503
-    code = "captcha_unavailable"
-    detail = "The captcha check is unavailable. Try again shortly."
-    retry_after = 30
 
 
 # The settings, as one value ------------------------------------------------------------------

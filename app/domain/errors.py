@@ -6,11 +6,18 @@ raises them.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class AuthError(Exception):
     status = 400
     code = "bad_request"
     detail = "The request could not be processed."
+    retry_after: int | None = None  # seconds: every surface answers it with Retry-After
+
+    def members(self) -> dict[str, Any]:
+        """What the API's problem body says besides its type, title, status, code and detail."""
+        return {}
 
     def __init__(self, detail: str | None = None) -> None:
         super().__init__(detail or self.detail)
@@ -26,6 +33,9 @@ class InvalidBody(AuthError):
     def __init__(self, detail: str | None = None, errors: list[dict[str, str]] | None = None):
         super().__init__(detail)
         self.errors = errors or []
+
+    def members(self) -> dict[str, Any]:
+        return {"errors": self.errors} if self.errors else {}
 
 
 class WeakPassword(InvalidBody):
@@ -229,6 +239,9 @@ class MfaRequired(AuthError):
         super().__init__()
         self.login_url = login_url
 
+    def members(self) -> dict[str, Any]:
+        return {"login_url": self.login_url}  # where the person can give the second factor
+
 
 class InvalidMfaToken(AuthError):
     status = 401
@@ -270,6 +283,41 @@ class RateLimited(AuthError):
     def __init__(self, retry_after: int, detail: str | None = None) -> None:
         super().__init__(detail)
         self.retry_after = max(1, retry_after)
+
+    def members(self) -> dict[str, Any]:
+        return {"retry_after": self.retry_after}  # the same contract as flask-limiter's 429s
+
+
+# Captcha (domain/captcha.py) ------------------------------------------------------------------
+
+class CaptchaProblem(InvalidBody):
+    """422 with a pointer to the token, and what a client needs to render the widget."""
+
+    def __init__(self, challenge: dict[str, str]) -> None:
+        super().__init__(self.detail, [{"pointer": "#/captcha_token", "detail": self.detail}])
+        self.challenge = challenge
+
+    def members(self) -> dict[str, Any]:
+        return {**super().members(), "captcha": self.challenge}  # the widget to render
+
+
+class CaptchaRequired(CaptchaProblem):
+    code = "captcha_required"
+    detail = "Solve the captcha, then send its token as captcha_token."
+
+
+class CaptchaInvalid(CaptchaProblem):
+    code = "captcha_invalid"
+    detail = "The captcha was not solved, has expired or was already used. Solve it again."
+
+
+class CaptchaUnavailable(AuthError):
+    """The provider does not answer: answered 503 with Retry-After."""
+
+    status = 503
+    code = "captcha_unavailable"
+    detail = "The captcha check is unavailable. Try again shortly."
+    retry_after = 30
 
 
 def refusal_notice(code: str | None) -> str | None:

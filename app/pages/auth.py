@@ -6,9 +6,10 @@ from flask import Response, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
 from app.domain import accounts, providers, recovery, sites, throttle
-from app.domain.captcha import CaptchaProblem, CaptchaUnavailable
 from app.domain.errors import (
     AuthError,
+    CaptchaProblem,
+    CaptchaUnavailable,
     EmailNotConfirmed,
     EmailTaken,
     InvalidBody,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from flask import request
 
 from app.domain import accounts, addresses, captcha, captcha_login
-from app.domain.errors import InvalidCredentials
+from app.domain.errors import CaptchaInvalid, CaptchaRequired, InvalidCredentials
 from app.web.client import client_info
 from app.web.headers import CONTENT_SECURITY_POLICY
 
@@ -59,8 +59,8 @@ def login_guard(untrusted_email: str, untrusted_token: str) -> Iterator[None]:
 # The hosted pages' widget and words -------------------------------------------------------------
 
 PAGE_WORDS = {
-    captcha.CaptchaRequired.code: "Confirm that you are a person: complete the check below.",
-    captcha.CaptchaInvalid.code: "The check did not pass or has expired. Complete it again.",
+    CaptchaRequired.code: "Confirm that you are a person: complete the check below.",
+    CaptchaInvalid.code: "The check did not pass or has expired. Complete it again.",
 }
 
 

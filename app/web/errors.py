@@ -18,8 +18,7 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.domain.captcha import CaptchaProblem, CaptchaUnavailable
-from app.domain.errors import AuthError, BearerError, InvalidBody, MfaRequired, RateLimited
+from app.domain.errors import AuthError, BearerError
 from app.web import ratelimits
 
 log = logging.getLogger("svc_auth.web")
@@ -108,25 +107,13 @@ def _failure_problem(failure: Failure) -> Response:
 
 
 def _auth_error(error: AuthError) -> Response:
-    extra: dict[str, Any] = {}
-    headers: dict[str, str] = {}
-    if isinstance(error, InvalidBody) and error.errors:
-        extra["errors"] = error.errors
-    if isinstance(error, RateLimited):  # the same contract as flask-limiter's 429s
-        headers["Retry-After"] = str(error.retry_after)
-        extra["retry_after"] = error.retry_after
-    if isinstance(error, MfaRequired):  # where the person can sign in with the second factor
-        extra["login_url"] = error.login_url
-    if isinstance(error, CaptchaProblem):  # what the client must render: the widget
-        extra["captcha"] = error.challenge
-    if isinstance(error, CaptchaUnavailable):
-        headers["Retry-After"] = str(error.retry_after)
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after else {}
     if isinstance(error, BearerError):
         headers["WWW-Authenticate"] = (
             'Bearer realm="svc-auth"' if error.code == "missing_token"
             else f'Bearer realm="svc-auth", error="invalid_token", error_description="{error.code}"'
         )
-    return problem(error.status, error.code, error.detail, headers=headers, **extra)
+    return problem(error.status, error.code, error.detail, headers=headers, **error.members())
 
 
 def http_error(error: HTTPException) -> Response:

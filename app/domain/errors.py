@@ -255,6 +255,16 @@ class InvalidSecondFactor(AuthError):
     detail = "That code is not right, or was already used."
 
 
+class FactorNeedsConfirmedEmail(AuthError):
+    """A second factor belongs on an account whose address someone has proved: on one nobody has
+    (signed up, perhaps, with another person's address) it would be the squatter's, and outlive
+    the owner's reset."""
+
+    status = 403
+    code = "confirm_email_first"
+    detail = "Confirm your email address before adding a second factor: use the link we mailed you."
+
+
 class AlreadyEnrolled(AuthError):
     status = 409
     code = "already_enrolled"

@@ -19,7 +19,16 @@ from sqlalchemy import delete
 
 from app.db.rows import claim_once
 from app.db.transactions import writes
-from app.domain import accounts, audit, emails, identities, sessions, throttle, tokens
+from app.domain import (
+    accounts,
+    audit,
+    emails,
+    identities,
+    second_factors,
+    sessions,
+    throttle,
+    tokens,
+)
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
@@ -112,6 +121,10 @@ def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
 def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInfo) -> None:
     if not _claim(row):
         raise InvalidResetToken()
+    if not user.email_verified:
+        # Factors set while nobody had proved the address are whoever signed up with it: they
+        # go, like the providers below. (Enrolling needs a proved address; this is the backstop.)
+        second_factors.remove_unproved(user)
     if row.email == user.email:
         accounts.prove_address(user)  # the reset link proved this inbox is theirs...
     accounts.set_password(user, new_hash)  # ...and then its holder chose the password

@@ -34,6 +34,7 @@ from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
     AlreadyEnrolled,
+    FactorNeedsConfirmedEmail,
     InvalidMfaToken,
     InvalidSecondFactor,
     NotEnrolled,
@@ -116,7 +117,11 @@ def step_up(user: User, session: AuthSession, code: str | None) -> None:
 def start_totp(user: User, session: AuthSession) -> str:
     """Begin (or begin again) enrolling an authenticator app: a new secret, which counts only
     once a code confirms it. AlreadyEnrolled when the account has one; StepUpRequired unless
-    the session signed in recently."""
+    the session signed in recently; FactorNeedsConfirmedEmail before anyone proved the address
+    (a factor planted by whoever signed up with another person's address would outlive the
+    owner's reset)."""
+    if not user.email_verified:
+        raise FactorNeedsConfirmedEmail()
     factor = _totp_of(user.id)
     if factor is not None and factor.confirmed_at is not None:
         raise AlreadyEnrolled()
@@ -197,6 +202,12 @@ def reset(untrusted_email: str) -> User:
     audit.record("second_factors_reset", ClientInfo(), user_id=user.id)
     _tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "every second factor")
     return user
+
+
+def remove_unproved(user: User) -> None:
+    """Remove the factors of an account whose address nobody had proved, in the caller's unit
+    of work (a reset: domain/recovery.py)."""
+    _remove_all(user)
 
 
 def _remove_all(user: User) -> None:

@@ -11,6 +11,7 @@ from flask_login import login_required
 from app.domain import second_factors
 from app.domain.errors import (
     AlreadyEnrolled,
+    FactorNeedsConfirmedEmail,
     InvalidMfaToken,
     InvalidSecondFactor,
     NotEnrolled,
@@ -30,7 +31,7 @@ STEP_UP_ADVICE = ("For this, sign in again first, or enter a code of your second
 
 
 def _refused(error: StepUpRequired | InvalidSecondFactor | RateLimited | NotEnrolled
-             | AlreadyEnrolled) -> Response:
+             | AlreadyEnrolled | FactorNeedsConfirmedEmail) -> Response:
     if isinstance(error, RateLimited):
         flash(f"Too many wrong codes. Try again in {duration(error.retry_after)}.")
     elif isinstance(error, StepUpRequired):
@@ -60,7 +61,7 @@ def totp_start() -> Response:
         return redirect(url_for(".account"))
     try:
         second_factors.start_totp(signed_in.user, signed_in.auth_session)
-    except (AlreadyEnrolled, StepUpRequired) as error:
+    except (AlreadyEnrolled, FactorNeedsConfirmedEmail, StepUpRequired) as error:
         return _refused(error)
     return redirect(url_for(".totp_setup"))
 

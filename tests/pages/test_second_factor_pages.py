@@ -22,6 +22,29 @@ def code_step(client, code, query=""):
 
 # Enrolment -------------------------------------------------------------------------------------
 
+@pytest.fixture
+def user(make_user):
+    """The account of these tests, its address proved: enrolling a factor needs that."""
+    return make_user(email_verified=True)
+
+
+def test_an_account_whose_address_nobody_proved_cannot_enrol_a_factor(app, client, make_user):
+    """Someone who signed up with another person's address must not plant a factor there: it
+    would outlive the owner's reset (factors do) and keep the owner out."""
+    squatter = make_user("owner@example.com")  # signed up by someone else; never confirmed
+    assert submit(client, "/login", {"email": squatter.email,
+                                     "password": squatter.password}).status_code == 302
+    refused = submit(client, "/account/totp/start", {}, token_from="/account")
+    assert refused.status_code == 302
+    setup = client.get("/account/totp")
+    assert setup.status_code == 302, setup.text[:300]
+    assert "Confirm your email address before adding" in client.get("/account").text
+    with app.app_context():
+        from app.extensions import db
+        from app.models import TotpFactor
+
+        assert db.session.query(TotpFactor).count() == 0
+
 def test_enrolment_shows_a_server_drawn_qr_code_and_the_key_and_needs_one_code(
         signed_in, clock, mailbox, user):
     submit(signed_in, "/account/totp/start", {}, token_from="/account")
@@ -174,6 +197,27 @@ def test_a_password_reset_keeps_the_second_factor(client, enrolled, mailbox, clo
     response = submit(client, "/login", {"email": account.email,
                                          "password": "a brand new passphrase"})
     assert response.headers["Location"] == "/login/second-factor"
+
+
+def test_a_reset_removes_a_factor_set_while_nobody_had_proved_the_address(app, client, make_user,
+                                                                          mailbox):
+    """The backstop of the enrolment rule: a factor on an unproved address is not the owner's."""
+    squatted = make_user("owner@example.com")
+    with app.app_context():
+        from app.domain.clock import now
+        from app.extensions import db
+        from app.models import TotpFactor
+
+        db.session.add(TotpFactor(user_id=squatted.id, secret="JBSWY3DPEHPK3PXP",
+                                  created_at=now(), confirmed_at=now()))
+        db.session.commit()
+    submit(client, "/forgot-password", {"email": squatted.email})
+    link = mailbox.last_link(squatted.email, "/reset-password")
+    client.get(urlsplit(link).path + "?" + urlsplit(link).query)
+    submit(client, "/reset-password", {"new_password": "a brand new passphrase"})
+    response = submit(client, "/login", {"email": squatted.email,
+                                         "password": "a brand new passphrase"})
+    assert response.headers["Location"] == "/account"  # no second step: the factor is gone
 
 
 # Step-up ---------------------------------------------------------------------------------------

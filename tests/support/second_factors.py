@@ -30,8 +30,9 @@ def enrol(client, clock) -> tuple[str, list[str]]:
 
 
 def enrolled_user(app, make_user, clock, email: str = "ada@example.com", **fields):
-    """A user (with `fields` set) with an authenticator app, enrolled from another browser."""
-    account = make_user(email, **fields)
+    """A user (with `fields` set; the address proved unless they say otherwise) with an
+    authenticator app, enrolled from another browser."""
+    account = make_user(email, **{"email_verified": True, **fields})
     browser = app.test_client()
     submit(browser, "/login", {"email": account.email, "password": account.password})
     secret, codes = enrol(browser, clock)

@@ -24,7 +24,7 @@ from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRev
 from app.domain.live_sessions import Account, is_live, live_conditions
 from app.domain.tools import tools
 from app.extensions import db
-from app.models import AuthSession, RefreshToken, User
+from app.models import AuthSession, PendingSignIn, RefreshToken, User
 from app.models.types import new_id
 
 
@@ -323,7 +323,8 @@ def revoke(session: AuthSession, reason: str, at: datetime | None = None) -> Non
 def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
                only_session: str | None = None) -> int:
     """Revoke every live session of a user (but one, or only one, if named), in the caller's
-    unit of work."""
+    unit of work. Revoking more than one session also ends the sign-ins waiting for a second
+    factor: a reset, a password change or "sign out everywhere" leaves none to complete."""
     statement = (
         update(AuthSession)
         .where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
@@ -336,6 +337,11 @@ def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
         statement = statement.where(AuthSession.id == only_session)
     revoked = list(db.session.scalars(statement))
     note_revoked(revoked)
+    if only_session is None:
+        db.session.execute(
+            update(PendingSignIn)
+            .where(PendingSignIn.user_id == user_id, PendingSignIn.used_at.is_(None))
+            .values(used_at=now()).execution_options(synchronize_session=False))
     return len(revoked)
 
 

@@ -44,6 +44,19 @@ def test_the_mfa_token_with_a_code_gives_tokens_once(client, enrolled, clock):
     assert again.status_code == 401 and again.get_json()["code"] == "invalid_mfa_token"
 
 
+def test_a_reset_ends_the_sign_ins_waiting_for_their_second_factor(client, enrolled, clock,
+                                                                    mailbox):
+    """Whoever took an mfa_token with the old password cannot finish it after the owner reset."""
+    account, secret, _codes = enrolled
+    token = password_login(client, account).get_json()["mfa_token"]
+    client.post("/api/v2/auth/forgot-password", json={"email": account.email})
+    reset = mailbox.last_link(account.email, "/reset-password").split("token=")[1]
+    assert client.post("/api/v2/auth/reset-password", json={
+        "token": reset, "new_password": "a brand new passphrase"}).status_code == 200
+    late = complete(client, token, code_at(secret, clock))
+    assert late.status_code == 401 and late.get_json()["code"] == "invalid_mfa_token"
+
+
 def test_a_replayed_totp_code_is_refused(client, enrolled, clock):
     account, secret, _codes = enrolled
     code = code_at(secret, clock)

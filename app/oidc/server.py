@@ -321,18 +321,27 @@ class EndSession(EndSessionEndpoint):  # type: ignore[misc]
     def validate_request(self, request: OAuth2Request) -> EndSessionRequest:
         validated = super().validate_request(request)
         claims = validated.id_token_claims
-        if claims is not None and claims.get("iss") != current_app.config["PUBLIC_URL"]:
+        if claims is None:
+            return validated
+        if claims.get("iss") != current_app.config["PUBLIC_URL"]:
             raise InvalidRequestError("The id_token_hint was not issued here.")
+        # Our access tokens are signed with the same keys: only an ID token (its audience is
+        # a registered client) may name a session to end.
+        audience = claims.get("aud")
+        if not isinstance(audience, str) or query_client(audience) is None:
+            raise InvalidRequestError("The id_token_hint is not an ID token of a client.")
         return validated
 
     def end_session(self, end_session_request: EndSessionRequest) -> None:
+        """The hint only says which sign-in to end; the browser must be that person's. A
+        stranger holding someone's (even expired) ID token ends nothing with it."""
         claims = end_session_request.id_token_claims or {}
         sid, sub = claims.get("sid"), claims.get("sub")
-        if isinstance(sid, str) and isinstance(sub, str):
-            authorization.end_single_sign_on(sid, sub, client_info())
         signed_in = browser.current()
         if signed_in is None or (claims and signed_in.user.id != sub):
             return
+        if isinstance(sid, str) and isinstance(sub, str):
+            authorization.end_single_sign_on(sid, sub, client_info())
         if signed_in.auth_session.id == sid:
             browser.forget()  # its session just ended above
         else:

@@ -93,6 +93,28 @@ def test_rp_initiated_logout_ends_the_single_sign_on_and_goes_back(app, client, 
     assert len(logouts) == 1
 
 
+def test_an_access_token_is_no_id_token_hint(app, client, user):
+    """Access tokens are signed with the same keys: one must not end its session from anywhere."""
+    tokens = _signed_in_tokens(client, user)
+    stranger = app.test_client()
+    response = stranger.get("/oauth2/logout", query_string={
+        "id_token_hint": tokens["access_token"]})
+    assert response.status_code == 400
+    assert _verify(client, tokens["access_token"]) == 200
+
+
+def test_an_id_token_hint_from_another_browser_ends_nothing(app, client, user):
+    """A client (a third-party one, say) holds its users' ID tokens: it cannot sign them out
+    of the service and every other site from a browser that is not theirs."""
+    tokens = _signed_in_tokens(client, user)
+    stranger = app.test_client()
+    response = stranger.get("/oauth2/logout", query_string={
+        "id_token_hint": tokens["id_token"], "post_logout_redirect_uri": PUBLIC_URI})
+    assert response.status_code in (200, 302)
+    assert _verify(client, tokens["access_token"]) == 200
+    assert client.get("/account").status_code == 200
+
+
 def test_logout_redirects_only_to_a_registered_post_logout_uri(client, user):
     verifier = None
     query = authorize_query(client_id=CONFIDENTIAL, redirect_uri=CONFIDENTIAL_URI)

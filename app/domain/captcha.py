@@ -218,7 +218,8 @@ def _siteverify(captcha: Captcha, token: str, remote_ip: str | None) -> dict[str
 def _judge(captcha: Captcha, answer: dict[str, Any]) -> str:
     if answer.get("success") is not True:
         return FAILED
-    if answer.get("hostname") not in allowed_hostnames():
+    hostname = answer.get("hostname")
+    if not isinstance(hostname, str) or hostname not in allowed_hostnames():
         return WRONG_HOSTNAME
     if captcha.action is not None and answer.get("action") != captcha.action:
         return WRONG_ACTION

@@ -10,6 +10,7 @@ the client registry (domain/sites.py), the codes, sessions, tokens and claims
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
@@ -45,6 +46,7 @@ SERVER_KEY = "svc-oidc-server"
 SECRET_METHODS = list(sites.SECRET_METHODS)
 TOKEN_AUTH_METHODS = [*SECRET_METHODS, sites.PUBLIC]
 MAX_NONCE = 255  # what a code keeps of it (handoff_codes.nonce)
+_VSCHARS = re.compile(r"^[\x20-\x7e]*$")  # RFC 6749 Appendix A: what a code may keep
 
 
 class Client:
@@ -201,8 +203,10 @@ class OpenIDConnect(OpenIDCode):  # type: ignore[misc]
         return False  # a nonce is the client's to check (in the ID token); codes are single use
 
     def validate_openid_authorization_request(self, grant: Any, redirect_uri: str) -> None:
-        if len(grant.request.payload.data.get("nonce") or "") > MAX_NONCE:
-            raise InvalidRequestError(f"nonce must be at most {MAX_NONCE} characters.")
+        nonce = grant.request.payload.data.get("nonce") or ""
+        if len(nonce) > MAX_NONCE or not _VSCHARS.match(nonce):
+            raise InvalidRequestError(f"nonce must be at most {MAX_NONCE} printable ASCII "
+                                      "characters.")
         super().validate_openid_authorization_request(grant, redirect_uri)
 
     def encode_id_token(self, token: dict[str, Any], request: OAuth2Request) -> str:

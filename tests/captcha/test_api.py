@@ -83,6 +83,13 @@ def test_a_registered_client_sites_hostname_passes(client, standin):
     assert signup(client, fresh_token()).status_code == 201
 
 
+@pytest.mark.parametrize("hostname", [["127.0.0.1"], {"127.0.0.1": 1}, None, 7])
+def test_a_hostname_that_is_no_string_is_refused_not_a_500(client, standin, hostname):
+    """Whatever a provider (or something in its place) answers, the client gets a 422."""
+    standin.hostname = hostname
+    assert_captcha_problem(signup(client, fresh_token()), "captcha_invalid")
+
+
 @pytest.mark.parametrize("endpoint", MAIL_ENDPOINTS)
 def test_mail_endpoints_ask_for_a_captcha(client, endpoint):
     assert_captcha_problem(client.post(endpoint, json={"email": "a@example.com"}),

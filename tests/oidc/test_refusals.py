@@ -55,6 +55,8 @@ def test_a_public_client_without_pkce_or_with_plain_is_refused_at_its_redirect_u
 
 @pytest.mark.parametrize(("extra", "error"), [
     ({"nonce": "n" * 256}, "invalid_request"),
+    ({"nonce": "a\x00b"}, "invalid_request"),  # PostgreSQL's text cannot keep it: was a 500
+    ({"nonce": "caf\u00e9"}, "invalid_request"),
     ({"response_type": "token"}, "unsupported_response_type"),
     ({"response_type": "code id_token"}, "unsupported_response_type"),
     ({"scope": "openid admin"}, "invalid_scope"),

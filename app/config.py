@@ -14,6 +14,7 @@ from limits import parse
 
 from app.domain.captcha import check_settings as check_captcha
 from app.domain.clock import system_clock
+from app.domain.sites import check_settings as check_client_sites
 from app.instance_files import create_once, private_file
 from app.web.limit_storage import storage_uri
 
@@ -248,6 +249,7 @@ def _check(config: dict[str, Any]) -> None:
             raise RuntimeError(f"SVC_{name} cannot be negative.")
     _check_limits(config)
     check_captcha(config)
+    check_client_sites(config["CLIENT_SITES"])
     if config["ENV"] != "production":
         return
     if not str(config["PUBLIC_URL"]).startswith("https://"):

@@ -1,5 +1,7 @@
 """Settings from SVC_* variables, and the checks that stop an unsafe start."""
 
+import json
+
 import pytest
 
 from app import create_app
@@ -83,3 +85,28 @@ def test_the_clock_cannot_be_set_from_the_environment(monkeypatch, tmp_path):
 
     monkeypatch.setenv("SVC_CLOCK", '"anything"')
     assert create_app({"INSTANCE_PATH": str(tmp_path)}).config["CLOCK"] is system_clock
+
+
+GOOD_SITE = {"redirect_uris": ["https://ledger.example/cb"], "origins": ["https://ledger.example"]}
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({**GOOD_SITE, "first_party": "false"}, "first_party is true or false"),
+    ({**GOOD_SITE, "redirect_uris": "https://ledger.example/cb"}, "redirect_uris is a list"),
+    ({**GOOD_SITE, "redirect_uris": ["https://user@ledger.example/cb"]}, "no user"),
+    ({**GOOD_SITE, "scopes": ["openid", "admin"]}, "Unknown scopes"),
+    ({**GOOD_SITE, "token_endpoint_auth_method": "client_secret_basic"}, "needs client_secret"),
+    ({**GOOD_SITE, "client_secret_sha256": "not-hex"}, "64 lower-case hex"),
+])
+def test_a_mistyped_client_site_stops_the_start(monkeypatch, tmp_path, entry, message):
+    """A site from SVC_CLIENT_SITES follows the rules `sites add` does: "first_party": "false",
+    read as true, would have skipped the consent page of a third-party site."""
+    monkeypatch.setenv("SVC_CLIENT_SITES", json.dumps({"ledger": entry}))
+    with pytest.raises(RuntimeError, match=r"SVC_CLIENT_SITES\['ledger'\]: .*" + message):
+        create_app({"INSTANCE_PATH": str(tmp_path)})
+
+
+def test_a_well_formed_client_site_starts(monkeypatch, tmp_path):
+    monkeypatch.setenv("SVC_CLIENT_SITES", json.dumps({"ledger": {**GOOD_SITE,
+                                                                  "first_party": False}}))
+    assert "ledger" in create_app({"INSTANCE_PATH": str(tmp_path)}).config["CLIENT_SITES"]

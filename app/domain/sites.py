@@ -189,6 +189,44 @@ def _check_client(registration: Registration) -> None:
         raise InvalidBody("A client's scopes include openid.")
 
 
+def check_settings(client_sites: Any) -> None:
+    """SVC_CLIENT_SITES, checked at start by the rules `sites add` follows: a mistyped entry
+    (say `"first_party": "false"`, which would skip consent) stops the service, instead of
+    registering something else than its operator meant. RuntimeError, naming the site."""
+    if not isinstance(client_sites, dict):
+        raise RuntimeError("SVC_CLIENT_SITES must be an object of sites by name.")
+    for name, entry in client_sites.items():
+        try:
+            _check_entry(name, entry)
+        except (InvalidBody, TypeError, ValueError) as error:
+            detail = error.detail if isinstance(error, InvalidBody) else str(error)
+            raise RuntimeError(f"SVC_CLIENT_SITES[{name!r}]: {detail}") from None
+
+
+def _check_entry(name: Any, entry: Any) -> None:
+    if not isinstance(name, str) or not SITE_NAME.match(name):
+        raise ValueError("a site name is lower-case letters, digits and dashes")
+    if not isinstance(entry, dict):
+        raise TypeError("each site is an object")
+    for key in ("redirect_uris", "origins", "post_logout_redirect_uris", "scopes"):
+        value = entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TypeError(f"{key} is a list of strings")
+    for uri in (*entry.get("redirect_uris", []), *entry.get("post_logout_redirect_uris", [])):
+        _check_uri(uri, origin=False)
+    for origin in entry.get("origins", []):
+        _check_uri(origin, origin=True)
+    if not isinstance(entry.get("first_party", True), bool):
+        raise TypeError("first_party is true or false")
+    secret_hash = entry.get("client_secret_sha256")
+    if secret_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", str(secret_hash)):
+        raise ValueError("client_secret_sha256 is 64 lower-case hex digits")
+    site = _from_settings(name, entry)
+    if (site.auth_method != PUBLIC) != (secret_hash is not None):
+        raise ValueError("a confidential client needs client_secret_sha256, a public one none")
+    _check_client(Registration(auth_method=site.auth_method, scopes=entry.get("scopes")))
+
+
 @writes
 def add_site(name: str, redirect_uris: list[str], origins: list[str],
              registration: Registration | None = None) -> Registered:

@@ -183,6 +183,16 @@ class AccountNeedsProof(AccountExists):
         self.user_id = user_id
 
 
+class TakeOverNeedsSecondFactor(ProviderSignInRefused):
+    """A provider alone may not take over an account that has a second factor: taking over
+    removes its password and providers, which only its owner, with the factor, may do."""
+
+    code = "second_factor_first"
+    detail = ("This account has a second factor. Sign in with its password and your code, "
+              "then link the provider from your account page.")
+    notice = detail
+
+
 class AccountEmailNotVerified(ProviderSignInRefused):
     code = "confirm_email_first"
     detail = "Confirm your email address before linking a sign-in provider."
@@ -333,5 +343,6 @@ class CaptchaUnavailable(AuthError):
 def refusal_notice(code: str | None) -> str | None:
     """The hosted pages' words for a provider sign-in refused with `code`, if it is one."""
     refusals = (ProviderSignInRefused, AccountExists, AccountEmailNotVerified,
-                ProviderEmailNotVerified, ProviderFailed, IdentityInUse)
+                ProviderEmailNotVerified, ProviderFailed, IdentityInUse,
+                TakeOverNeedsSecondFactor)
     return next((refusal.notice for refusal in refusals if refusal.code == code), None)

@@ -23,7 +23,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import kept, writes
-from app.domain import accounts, addresses, audit, sessions, throttle
+from app.domain import accounts, addresses, audit, second_factors, sessions, throttle
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
@@ -35,6 +35,7 @@ from app.domain.errors import (
     NotFound,
     ProviderEmailNotVerified,
     ProviderSignInRefused,
+    TakeOverNeedsSecondFactor,
 )
 from app.domain.outbox import schedule
 from app.domain.providers import Profile
@@ -110,8 +111,11 @@ def link_taking_over(user_id: str, profile: Profile, client: ClientInfo,
                      opening: Opening[T]) -> T:
     """Finish an AccountNeedsProof without the password: the provider proved the address, which
     is as much as a reset link proves, so it does what a reset does: the password is removed,
-    every session ends and every other provider is unlinked."""
-    _account_to_prove(user_id, profile)
+    every session ends and every other provider is unlinked. TakeOverNeedsSecondFactor when
+    the account has a second factor: the provider alone does not prove that."""
+    user = _account_to_prove(user_id, profile)
+    if second_factors.has_second_factor(user):
+        raise TakeOverNeedsSecondFactor()
     return _link_proved(user_id, profile, client, opening, take_over=True)
 
 

@@ -65,3 +65,21 @@ def test_proving_the_password_on_the_link_page_waits_for_the_second_factor(
     assert client.get("/account").status_code == 302
     done = submit(client, proved.headers["Location"], {"code": code_at(secret, clock)})
     assert landing(done.headers["Location"])[0] == SYMBOLS_CALLBACK
+
+
+def test_the_provider_alone_cannot_take_over_an_account_with_a_second_factor(
+        app, client, make_user, clock, github_server):
+    """Taking over removes the password and the other providers: with a factor on the account,
+    only its owner (password and code) may, so the link page refuses and changes nothing."""
+    account, _secret, _codes = enrolled_user(app, make_user, clock, "octo@example.com")
+    assert through_github(client, "/login/github").headers["Location"] == "/login/link"
+    refused = submit(client, "/login/link/take-over", {}, token_from="/login/link")
+    assert refused.status_code == 302 and "error=second_factor_first" in refused.headers["Location"]
+    assert "has a second factor" in client.get(refused.headers["Location"]).text
+    assert client.get("/account").status_code == 302  # no session
+    assert submit(app.test_client(), "/login", {
+        "email": account.email, "password": account.password}).status_code == 302  # kept
+    with app.app_context():
+        from app.domain import identities
+
+        assert identities.providers_of(account.id) == []

@@ -102,7 +102,8 @@ def rotate() -> None:
                " before now, until those expire.")
 
 
-@keys.command("revoke")
+# A kid is base64url, so one in 64 starts with "-": read it as the argument, not an option.
+@keys.command("revoke", context_settings={"ignore_unknown_options": True})
 @click.argument("kid")
 def revoke_key(kid: str) -> None:
     """Remove a (leaked) key at once: no token it signed verifies any more. Revoking the

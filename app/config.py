@@ -93,6 +93,7 @@ DEFAULTS: dict[str, Any] = {
     "LIMIT_RESET": "20 per minute",
     "LIMIT_EXCHANGE": "20 per minute",
     "LIMIT_REFRESH": "60 per minute",
+    "LIMIT_PASSKEY_OPTIONS": "60 per minute",  # passkey ceremonies started, per address
     "LIMIT_SSO": "30 per minute",  # handoff codes for one signed-in browser (GET /login)
     # OpenID Connect clients' calls to /oauth2/token, /oauth2/revoke and /oauth2/introspect
     "LIMIT_OIDC_TOKEN": "120 per minute",

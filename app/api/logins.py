@@ -25,6 +25,10 @@ def _authenticate(untrusted_email: str, password: str, untrusted_captcha_token: 
 def sign_in_with_password(untrusted_email: str, password: str, untrusted_captcha_token: str
                           ) -> IssuedTokens | SecondFactorRequired:
     user = _authenticate(untrusted_email, password, untrusted_captcha_token)
+    if second_factors.has_second_factor(user) and \
+            not second_factors.methods(user, PendingSignIn.API):
+        # Only passkeys, which answer on the hosted pages' origin alone: the person signs in there.
+        raise MfaRequired(f"{current_app.config['PUBLIC_URL']}/login")
     opening = second_factors.gated(sessions.tokens_for(client_info()), PendingSignIn.API)
     return opening(user, "password")
 

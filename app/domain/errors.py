@@ -287,6 +287,18 @@ class NotEnrolled(AuthError):
     detail = "This account has no authenticator app."
 
 
+class InvalidPasskey(AuthError):
+    status = 401
+    code = "invalid_passkey"
+    detail = "That passkey could not sign you in. Try again, or sign in another way."
+
+
+class TooManyPasskeys(AuthError):
+    status = 409
+    code = "too_many_passkeys"
+    detail = "This account has as many passkeys as it may hold: remove one first."
+
+
 class StepUpRequired(AuthError):
     status = 403
     code = "step_up_required"

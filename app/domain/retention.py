@@ -18,7 +18,7 @@ from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.db.transactions import writes
-from app.domain import outbox_ops, sessions, throttle
+from app.domain import outbox_ops, passkeys, second_factors, sessions, throttle
 from app.domain.clock import now
 from app.extensions import db
 from app.models import AuditEvent, HandoffCode, OneTimeToken
@@ -85,6 +85,8 @@ STEPS: list[Step] = [
     Step("failure and rate-limit counters of windows long past", throttle.purge_stale),
     Step("expired handoff codes", purge_handoff_codes),
     Step("expired reset and confirmation tokens", purge_one_time_tokens),
+    Step("pending sign-ins long expired", second_factors.purge_expired),
+    Step("passkey challenges long expired", passkeys.purge_expired),
     Step("mail jobs finished past SVC_MAIL_RETENTION_DAYS", purge_mail_jobs),
     Step("audit events past their retention", purge_audit_events),
 ]

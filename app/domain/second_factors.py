@@ -1,14 +1,15 @@
 """Second factors: an authenticator app (TOTP, RFC 6238) and recovery codes; the pending
-sign-in that waits for one; the operator's reset.
+sign-in that waits for one; the operator's reset. Passkeys are second factors too
+(domain/passkeys.py): this module counts them, and completes a pending sign-in with one.
 
 A sign-in of an account with a second factor opens nothing when its first factor (a password, a
 provider) is authenticated: `gated` turns its opening into a *pending sign-in* (a short-lived,
 single-use, single-purpose token, stored as its hash), and `complete` runs the opening only
 once a code of the second factor was verified, in one unit of work.
 
-Enrolling ends every other session of the account (`confirm_totp`), so no session opened
-before the factor existed outlives it: every live session of an account with a second factor
-has proved it (single sign-on of a browser session included).
+Enrolling ends every other session of the account (`confirm_totp`, `passkeys.register`), so no
+session opened before the factor existed outlives it: every live session of an account with a
+second factor has proved it (single sign-on of a browser session included).
 
 Wrong codes are counted per account and per pending sign-in (domain/throttle.py), whatever
 RATELIMIT_ENABLED says: a six-digit code must never be open to unlimited guessing.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
@@ -43,13 +45,21 @@ from app.domain.errors import (
 )
 from app.domain.outbox import schedule
 from app.extensions import db
-from app.models import AuthSession, MailJob, PendingSignIn, RecoveryCode, TotpFactor, User
+from app.models import (
+    AuthSession,
+    MailJob,
+    Passkey,
+    PendingSignIn,
+    RecoveryCode,
+    TotpFactor,
+    User,
+)
 
 T = TypeVar("T")
 STEP = 30  # seconds: the RFC's and every app's default
 WINDOW = 1  # steps either side of now that a code may come from (clock drift, slow typing)
 RECOVERY_CODES = 10
-TOTP, RECOVERY_CODE = "totp", "recovery_code"
+TOTP, RECOVERY_CODE, PASSKEY = "totp", "recovery_code", "passkey"
 
 
 # Reading ---------------------------------------------------------------------------------------
@@ -58,16 +68,29 @@ def _totp_of(user_id: str) -> TotpFactor | None:
     return db.session.get(TotpFactor, user_id)
 
 
-def has_second_factor(user: User) -> bool:
+def has_totp(user: User) -> bool:
     factor = _totp_of(user.id)
     return factor is not None and factor.confirmed_at is not None
 
 
-def methods(user: User) -> list[str]:
-    """The second factors a pending sign-in of this account may complete with."""
-    if not has_second_factor(user):
-        return []
-    return [TOTP, RECOVERY_CODE] if recovery_codes_left(user) else [TOTP]
+def has_passkey(user: User) -> bool:
+    return db.session.scalar(select(Passkey.id).where(Passkey.user_id == user.id).limit(1)) \
+        is not None
+
+
+def has_second_factor(user: User) -> bool:
+    return has_totp(user) or has_passkey(user)
+
+
+def methods(user: User, purpose: str = PendingSignIn.HOSTED) -> list[str]:
+    """The second factors a pending sign-in of this account may complete with, for `purpose`:
+    a passkey only on the hosted pages, whose origin is the one passkeys are made for."""
+    found = [TOTP] if has_totp(user) else []
+    if recovery_codes_left(user):
+        found.append(RECOVERY_CODE)
+    if purpose == PendingSignIn.HOSTED and has_passkey(user):
+        found.append(PASSKEY)
+    return found
 
 
 def recovery_codes_left(user: User) -> int:
@@ -80,11 +103,16 @@ class Summary:
     """What the account page shows."""
 
     totp: bool
+    passkeys: bool
     recovery_codes_left: int
+
+    @property
+    def any(self) -> bool:
+        return self.totp or self.passkeys
 
 
 def summary(user: User) -> Summary:
-    return Summary(has_second_factor(user), recovery_codes_left(user))
+    return Summary(has_totp(user), has_passkey(user), recovery_codes_left(user))
 
 
 # Step-up ---------------------------------------------------------------------------------------
@@ -149,7 +177,8 @@ def provisioning_uri(user: User, secret: str) -> str:
 def confirm_totp(user: User, code: str, client: ClientInfo, session: AuthSession) -> list[str]:
     """Confirm an enrolment with a code from the app: the factor counts from now, every other
     session than `session` ends, the owner is told by mail; the recovery codes (a new set),
-    shown once. InvalidSecondFactor for a wrong code (counted against the account)."""
+    shown once (none when the account had a passkey already, and with it a set).
+    InvalidSecondFactor for a wrong code (counted against the account)."""
     factor = _totp_of(user.id)
     if factor is None or factor.confirmed_at is not None:
         raise NotEnrolled()
@@ -159,23 +188,26 @@ def confirm_totp(user: User, code: str, client: ClientInfo, session: AuthSession
     if step is None:
         throttle.second_factor_failed(user.id, None)
         raise kept(InvalidSecondFactor())
+    first_factor = not has_passkey(user)
     factor.confirmed_at, factor.last_used_step = now(), step
-    codes = _new_recovery_codes(user)
+    codes = new_recovery_codes(user) if first_factor else []
     sessions.revoke_all(user.id, "second_factor_added", except_session=session.id)
     audit.record("second_factor_added", client, user_id=user.id, session_id=session.id)
-    _tell_owner(user, MailJob.SECOND_FACTOR_ADDED, "authenticator app")
+    tell_owner(user, MailJob.SECOND_FACTOR_ADDED, "authenticator app")
     return codes
 
 
 @writes
 def remove_totp(user: User, client: ClientInfo, session: AuthSession, code: str | None) -> None:
-    """Remove the authenticator app and the recovery codes that went with it (step-up)."""
-    if not has_second_factor(user):
+    """Remove the authenticator app, and the recovery codes unless a passkey still protects the
+    account (step-up)."""
+    if not has_totp(user):
         raise NotEnrolled()
     step_up(user, session, code)
-    _remove_all(user)
+    db.session.execute(delete(TotpFactor).where(TotpFactor.user_id == user.id))
+    drop_recovery_codes_if_unprotected(user)
     audit.record("second_factor_removed", client, user_id=user.id, session_id=session.id)
-    _tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "authenticator app")
+    tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "authenticator app")
 
 
 @writes
@@ -185,7 +217,7 @@ def regenerate_recovery_codes(user: User, client: ClientInfo, session: AuthSessi
     if not has_second_factor(user):
         raise NotEnrolled()
     step_up(user, session, code)
-    codes = _new_recovery_codes(user)
+    codes = new_recovery_codes(user)
     audit.record("recovery_codes_regenerated", client, user_id=user.id, session_id=session.id)
     return codes
 
@@ -200,7 +232,7 @@ def reset(untrusted_email: str) -> User:
         raise NotFound(f"No account for {untrusted_email}.")
     _remove_all(user)
     audit.record("second_factors_reset", ClientInfo(), user_id=user.id)
-    _tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "every second factor")
+    tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "every second factor")
     return user
 
 
@@ -212,10 +244,18 @@ def remove_unproved(user: User) -> None:
 
 def _remove_all(user: User) -> None:
     db.session.execute(delete(TotpFactor).where(TotpFactor.user_id == user.id))
+    db.session.execute(delete(Passkey).where(Passkey.user_id == user.id))
     db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
 
 
-def _tell_owner(user: User, kind: str, factor: str) -> None:
+def drop_recovery_codes_if_unprotected(user: User) -> None:
+    """Recovery codes stand in for a second factor: they go with the account's last one."""
+    db.session.flush()
+    if not has_second_factor(user):
+        db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
+
+
+def tell_owner(user: User, kind: str, factor: str) -> None:
     schedule(kind, {"to": user.email, "factor": factor})
 
 
@@ -259,7 +299,8 @@ def _code_hash(user_id: str, code: str) -> str:
     return hashlib.sha256(f"{user_id}\0{normal}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _new_recovery_codes(user: User) -> list[str]:
+def new_recovery_codes(user: User) -> list[str]:
+    """A new set of recovery codes, in the caller's unit of work: the old set stops working."""
     db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
     alphabet = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i
     codes = []
@@ -323,10 +364,10 @@ def begin(user: User, provider: str, purpose: str) -> SecondFactorRequired:
     db.session.add(PendingSignIn(token_hash=tokens.hash_secret(raw), user_id=user.id,
                                  purpose=purpose, provider=provider, created_at=at,
                                  expires_at=at + timedelta(seconds=_pending_ttl())))
-    return SecondFactorRequired(raw, methods(user), _pending_ttl())
+    return SecondFactorRequired(raw, methods(user, purpose), _pending_ttl())
 
 
-def _live_pending(raw: str, purpose: str) -> PendingSignIn:
+def live_pending(raw: str, purpose: str) -> PendingSignIn:
     pending = db.session.get(PendingSignIn, tokens.hash_secret(raw)) if raw else None
     if pending is None or pending.purpose != purpose or pending.used_at is not None \
             or pending.expires_at <= now():
@@ -336,14 +377,14 @@ def _live_pending(raw: str, purpose: str) -> PendingSignIn:
 
 def pending_user(raw: str, purpose: str) -> User:
     """The account a live pending sign-in is for (to name it on the second step's page)."""
-    return db.session.get_one(User, _live_pending(raw, purpose).user_id)
+    return db.session.get_one(User, live_pending(raw, purpose).user_id)
 
 
 @dataclass(frozen=True)
 class Completed(Generic[T]):
     opened: T
     provider: str  # the first factor
-    method: str  # the second: TOTP or RECOVERY_CODE
+    method: str  # the second: TOTP, RECOVERY_CODE or a passkey (passkeys.DEVICE_BOUND, SYNCED)
 
 
 @writes
@@ -353,10 +394,18 @@ def complete(raw: str, purpose: str, code: str, client: ClientInfo,
     opens, and how. InvalidMfaToken for a token that is unknown, used,
     expired or of another purpose; InvalidSecondFactor for a wrong code (counted, and the
     pending sign-in ends after MFA_PENDING_ATTEMPTS of them); RateLimited after too many."""
-    pending = _live_pending(raw, purpose)
+    return complete_with(raw, purpose, client, opening,
+                         lambda user, _pending: _use_code(user, code))
+
+
+@writes
+def complete_with(raw: str, purpose: str, client: ClientInfo, opening: sessions.Opening[T],
+                  prove: Callable[[User, PendingSignIn], str | None]) -> Completed[T]:
+    """`complete`, with the proof `prove` checks (and uses up): the method it proved, or None."""
+    pending = live_pending(raw, purpose)
     user = db.session.get_one(User, pending.user_id)
     throttle.check_second_factor(user.id, pending.token_hash)
-    method = _use_code(user, code) if user.disabled_at is None else None
+    method = prove(user, pending) if user.disabled_at is None else None
     if method is None:
         if throttle.second_factor_failed(user.id, pending.token_hash) >= \
                 int(current_app.config["MFA_PENDING_ATTEMPTS"]):

@@ -74,14 +74,17 @@ def second_factor_now() -> str | None:
     return _SECOND_FACTOR.get()
 
 
-# RFC 8176 names of how a session signed in.
-_AMR_FIRST = {"password": "pwd"}  # any other provider: "fed" (federated)
-_AMR_SECOND = {"totp": "otp", "recovery_code": "otp"}
+# RFC 8176 names of how a session signed in: a password, a one-time code, a passkey held by
+# hardware (device-bound) or by software (synced); any other first factor is a provider ("fed").
+_AMR = {"password": "pwd", "totp": "otp", "recovery_code": "otp", "passkey": "hwk",
+        "synced_passkey": "swk"}
 
 
 def amr(provider: str, second_factor: str | None) -> list[str]:
-    first = [_AMR_FIRST.get(provider, "fed")]
-    return first + ([_AMR_SECOND.get(second_factor, "mfa"), "mfa"] if second_factor else [])
+    if provider == "passkey":  # a passkey alone: the key and the person's PIN or fingerprint
+        return [_AMR.get(second_factor or "passkey", "hwk"), "mfa"]
+    first = [_AMR.get(provider, "fed")]
+    return first + ([_AMR.get(second_factor, "mfa"), "mfa"] if second_factor else [])
 
 
 def assurance(second_factor: str | None) -> str:

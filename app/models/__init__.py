@@ -7,6 +7,7 @@ from app.models.handoff import HandoffCode
 from app.models.identity import Identity
 from app.models.mail_job import MailJob
 from app.models.one_time_token import OneTimeToken
+from app.models.passkey import Passkey, PasskeyChallenge
 from app.models.rate_limit_counter import RateLimitCounter
 from app.models.second_factor import PendingSignIn, RecoveryCode, TotpFactor
 from app.models.session import AuthSession, RefreshToken
@@ -14,5 +15,6 @@ from app.models.site import ClientSite
 from app.models.user import User
 
 __all__ = ["AuditEvent", "AuthSession", "ClientSite", "ConsentGrant", "FailureCounter",
-           "HandoffCode", "Identity", "MailJob", "OneTimeToken", "PendingSignIn",
-           "RateLimitCounter", "RecoveryCode", "RefreshToken", "TotpFactor", "User"]
+           "HandoffCode", "Identity", "MailJob", "OneTimeToken", "Passkey", "PasskeyChallenge",
+           "PendingSignIn", "RateLimitCounter", "RecoveryCode", "RefreshToken", "TotpFactor",
+           "User"]

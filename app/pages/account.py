@@ -5,7 +5,15 @@ from __future__ import annotations
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from app.domain import accounts, identities, providers, recovery, second_factors, sessions
+from app.domain import (
+    accounts,
+    identities,
+    passkeys,
+    providers,
+    recovery,
+    second_factors,
+    sessions,
+)
 from app.domain.errors import (
     AuthError,
     InvalidBody,
@@ -15,9 +23,16 @@ from app.domain.errors import (
     refusal_notice,
 )
 from app.pages.blueprint import bp
-from app.pages.forms import ActionForm, ChangePasswordForm, StepUpForm, field_errors
+from app.pages.forms import (
+    ActionForm,
+    ChangePasswordForm,
+    PasskeyAddForm,
+    StepUpForm,
+    field_errors,
+)
 from app.web import browser, provider_flow, ratelimits
 from app.web.client import client_info
+from app.web.headers import with_own_script
 
 
 def _signed_in() -> browser.BrowserUser:
@@ -26,7 +41,8 @@ def _signed_in() -> browser.BrowserUser:
     return signed_in
 
 
-def _render(password_form: ChangePasswordForm | None = None, status: int = 200) -> tuple[str, int]:
+def _render(password_form: ChangePasswordForm | None = None,
+            status: int = 200) -> tuple[str, int, dict[str, str]]:
     signed_in = _signed_in()
     user = signed_in.user
     linked = identities.providers_of(user.id)
@@ -40,19 +56,20 @@ def _render(password_form: ChangePasswordForm | None = None, status: int = 200) 
         notice=refusal_notice(request.args.get("error")),
         second_factor=second_factors.summary(user), step_up=StepUpForm(),
         recent_sign_in=second_factors.recently_signed_in(signed_in.auth_session),
-    ), status
+        passkeys=passkeys.of(user), passkey_form=PasskeyAddForm(),
+    ), status, with_own_script({})
 
 
 @bp.get("/account")
 @login_required
-def account() -> tuple[str, int]:
+def account() -> tuple[str, int, dict[str, str]]:
     return _render()
 
 
 @bp.post("/account/password")
 @login_required
 @ratelimits.change_password
-def change_password() -> Response | tuple[str, int]:
+def change_password() -> Response | tuple[str, int, dict[str, str]]:
     form = ChangePasswordForm()
     signed_in = _signed_in()
     if not form.validate_on_submit():

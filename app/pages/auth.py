@@ -23,12 +23,14 @@ from app.pages.blueprint import bp, duration, error_page
 from app.pages.forms import (
     ForgotPasswordForm,
     LoginForm,
+    PasskeyAnswerForm,
     ResetPasswordForm,
     SignupForm,
     field_errors,
 )
 from app.web import browser, captcha, provider_flow, ratelimits, targets
 from app.web.client import client_info
+from app.web.headers import with_own_script
 from app.web.targets import Target
 
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
@@ -50,10 +52,14 @@ def _captcha_page(template: str, target: Target | None, status: int,
     return body, status, captcha.page_headers(widget)
 
 
-def _login_page(target: Target | None, status: int, form: LoginForm, **context: object) -> Page:
-    """The sign-in form, with the widget when the next attempt will be asked for a captcha."""
-    return _captcha_page("pages/login.html", target, status,
-                         captcha.login_widget(form.email.data), form=form, **context)
+def login_page(target: Target | None, status: int, form: LoginForm, *,
+               captcha_email: str | None, **context: object) -> Page:
+    """The sign-in form, with the widget when the next attempt for `captcha_email` will be asked
+    for a captcha, and the passkey button (our own script: static/passkeys.js)."""
+    shown = captcha.login_widget(captcha_email)
+    body, status = _page("pages/login.html", target, status, captcha=shown, form=form,
+                         passkey_form=PasskeyAnswerForm(), **context)
+    return body, status, with_own_script(captcha.page_headers(shown))
 
 
 def _site_of(target: Target | None) -> str | None:
@@ -91,8 +97,8 @@ def login_form() -> Page:
     notice = refusal_notice(request.args.get("error"))
     # An OpenID Connect client's `login_hint` (app/oidc): the address to offer, nothing more.
     untrusted_hint = request.args.get("login_hint", "")[:254]
-    return _captcha_page("pages/login.html", target, 200, captcha.login_widget(None),
-                         form=LoginForm(data={"email": untrusted_hint}), notice=notice)
+    return login_page(target, 200, LoginForm(data={"email": untrusted_hint}),
+                      captcha_email=None, notice=notice)
 
 
 @bp.post("/login")
@@ -101,7 +107,7 @@ def login_submit() -> Page:
     target = targets.from_request(required=False)
     form = LoginForm()
     if not form.validate_on_submit():
-        return _login_page(target, 422, form)
+        return login_page(target, 422, form, captcha_email=form.email.data)
     try:
         with captcha.login_guard(form.email.data, captcha.form_token()):
             user = accounts.authenticate(form.email.data, form.password.data, client_info(),
@@ -109,14 +115,15 @@ def login_submit() -> Page:
         return browser.sign_in_here(target).complete(user, "password")
     except CaptchaProblem as problem:
         form.form_errors.append(captcha.PAGE_WORDS[problem.code])
-        return _login_page(target, problem.status, form)
+        return login_page(target, problem.status, form, captcha_email=form.email.data)
     except (InvalidCredentials, EmailNotConfirmed) as error:
         form.form_errors.append(error.detail)
-        return _login_page(target, error.status, form)
+        return login_page(target, error.status, form, captcha_email=form.email.data)
     except RateLimited as error:
         form.form_errors.append(f"Too many failed sign-ins. Try again in "
                                 f"{duration(error.retry_after)}, or reset your password.")
-        body, status, headers = _login_page(target, error.status, form)
+        body, status, headers = login_page(target, error.status, form,
+                                           captcha_email=form.email.data)
         return body, status, {**headers, "Retry-After": str(error.retry_after)}
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from wtforms import EmailField, Field, PasswordField, StringField
+from wtforms import EmailField, Field, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
 from app.domain import addresses, text
@@ -29,7 +29,8 @@ def well_formed_address(_form: FlaskForm, field: Field) -> None:
 
 class LoginForm(FlaskForm):  # type: ignore[misc]
     email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
-                       render_kw={"autocomplete": "username", "autocapitalize": "none"})
+                       render_kw={"autocomplete": "username webauthn",  # passkeys offered too
+                                  "autocapitalize": "none"})
     password = PasswordField("Password", validators=PASSWORD,
                              render_kw={"autocomplete": "current-password"})
 
@@ -96,6 +97,18 @@ class StepUpForm(FlaskForm):  # type: ignore[misc]
 
     code = StringField("Code from your authenticator app, or a recovery code",
                        validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
+
+
+class PasskeyAnswerForm(FlaskForm):  # type: ignore[misc]
+    """A passkey's answer to a ceremony, as JSON (static/passkeys.js puts it in)."""
+
+    credential = HiddenField(validators=[DataRequired(), Length(max=60 * 1024)])
+
+
+class PasskeyAddForm(PasskeyAnswerForm):
+    name = StringField("Name it", validators=[Length(max=64), PRINTABLE],
+                       render_kw={"autocomplete": "off"},
+                       description="So you can tell it from others, e.g. “Work laptop”.")
 
 
 class ActionForm(FlaskForm):  # type: ignore[misc]

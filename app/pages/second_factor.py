@@ -11,6 +11,7 @@ from flask_login import login_required
 from app.domain import second_factors
 from app.domain.errors import (
     AlreadyEnrolled,
+    AuthError,
     FactorNeedsConfirmedEmail,
     InvalidMfaToken,
     InvalidSecondFactor,
@@ -21,17 +22,18 @@ from app.domain.errors import (
 from app.models import PendingSignIn
 from app.pages.account import _signed_in
 from app.pages.blueprint import bp, duration
-from app.pages.forms import SecondFactorForm, StepUpForm, TotpSetupForm
+from app.pages.forms import PasskeyAnswerForm, SecondFactorForm, StepUpForm, TotpSetupForm
 from app.web import browser, ratelimits, targets
 from app.web.client import client_info
+from app.web.headers import with_own_script
 
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
 STEP_UP_ADVICE = ("For this, sign in again first, or enter a code of your second factor "
                   "(if you have one).")
 
 
-def _refused(error: StepUpRequired | InvalidSecondFactor | RateLimited | NotEnrolled
-             | AlreadyEnrolled | FactorNeedsConfirmedEmail) -> Response:
+def refused(error: AuthError) -> Response:
+    """Back to the account page's second factors, saying why not."""
     if isinstance(error, RateLimited):
         flash(f"Too many wrong codes. Try again in {duration(error.retry_after)}.")
     elif isinstance(error, StepUpRequired):
@@ -62,7 +64,7 @@ def totp_start() -> Response:
     try:
         second_factors.start_totp(signed_in.user, signed_in.auth_session)
     except (AlreadyEnrolled, FactorNeedsConfirmedEmail, StepUpRequired) as error:
-        return _refused(error)
+        return refused(error)
     return redirect(url_for(".totp_setup"))
 
 
@@ -97,7 +99,10 @@ def totp_confirm() -> Page:
         form.code.errors.append("That code is not right. Enter the code the app shows now.")
         return _setup_page(form, 401)
     except (NotEnrolled, StepUpRequired, RateLimited) as error:
-        return _refused(error)
+        return refused(error)
+    if not codes:  # the account's passkeys came first, and their recovery codes with them
+        flash("The authenticator app is set up. Your recovery codes stay as they were.")
+        return redirect(url_for(".account", _anchor="second-factor"))
     return render_template("pages/recovery_codes.html", codes=codes, enrolled=True)
 
 
@@ -113,7 +118,7 @@ def totp_remove() -> Response:
         second_factors.remove_totp(signed_in.user, client_info(), signed_in.auth_session,
                                    form.code.data or None)
     except (NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
-        return _refused(error)
+        return refused(error)
     flash("The authenticator app is removed: signing in no longer asks for a code.")
     return redirect(url_for(".account"))
 
@@ -130,26 +135,30 @@ def recovery_codes_regenerate() -> Page:
         codes = second_factors.regenerate_recovery_codes(
             signed_in.user, client_info(), signed_in.auth_session, form.code.data or None)
     except (NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
-        return _refused(error)
+        return refused(error)
     return render_template("pages/recovery_codes.html", codes=codes, enrolled=False)
 
 
 # The second step of a sign-in ------------------------------------------------------------------
 
-def _second_step_page(form: SecondFactorForm, status: int = 200) -> Page:
+def second_step_page(form: SecondFactorForm | None, status: int = 200,
+                     passkey_error: str | None = None) -> tuple[str, int, dict[str, str]]:
+    """The second step: a code, or one of the account's passkeys (our own script does that)."""
     target = targets.from_request(required=False)
     held = browser.pending_second_step(target)
     if held is None:
         raise InvalidMfaToken()
     user = second_factors.pending_user(held[0], PendingSignIn.HOSTED)
-    return render_template("pages/second_step.html", form=form, email=user.email,
-                           carry=target.query() if target else {},
-                           methods=second_factors.methods(user)), status
+    body = render_template("pages/second_step.html", form=form or SecondFactorForm(),
+                           email=user.email, carry=target.query() if target else {},
+                           methods=second_factors.methods(user),
+                           passkey_form=PasskeyAnswerForm(), passkey_error=passkey_error)
+    return body, status, with_own_script({})
 
 
 @bp.get("/login/second-factor")
 def second_step_form() -> Page:
-    return _second_step_page(SecondFactorForm())
+    return second_step_page(SecondFactorForm())
 
 
 @bp.post("/login/second-factor")
@@ -162,17 +171,17 @@ def second_step_submit() -> Page:
     token, landing = held
     form = SecondFactorForm()
     if not form.validate_on_submit():
-        return _second_step_page(form, 422)
+        return second_step_page(form, 422)
     try:
         done = second_factors.complete(token, PendingSignIn.HOSTED, form.code.data,
                                        client_info(), landing.opening)
     except InvalidSecondFactor:
         form.code.errors.append("That code is not right, or was already used.")
-        return _second_step_page(form, 401)
+        return second_step_page(form, 401)
     except RateLimited as error:
         form.code.errors.append(f"Too many wrong codes. Try again in "
                                 f"{duration(error.retry_after)}.")
-        body, status = _second_step_page(form, error.status)  # type: ignore[misc]
-        return body, status, {"Retry-After": str(error.retry_after)}
+        body, status, headers = second_step_page(form, error.status)
+        return body, status, {**headers, "Retry-After": str(error.retry_after)}
     browser.drop_second_step()
     return landing.land(done.opened, done.provider)

@@ -22,6 +22,21 @@ SECURITY_HEADERS = (
 )
 
 
+def with_own_script(headers: dict[str, str]) -> dict[str, str]:
+    """`headers` for a page that loads our own script and lets it call back to us (passkeys,
+    static/passkeys.js): 'self' added to script-src and connect-src of whatever policy the page
+    has (today's, or the captcha widget's)."""
+    directives = headers.get("Content-Security-Policy", CONTENT_SECURITY_POLICY).split("; ")
+    missing = ["script-src", "connect-src"]
+    for index, directive in enumerate(directives):
+        name, _, sources = directive.partition(" ")
+        if name in missing:
+            directives[index] = f"{name} 'self' {sources}".strip()
+            missing.remove(name)
+    return {**headers, "Content-Security-Policy": "; ".join(directives + [
+        f"{name} 'self'" for name in missing])}
+
+
 def add_security_headers(response: Response) -> Response:
     """The security headers, unless the view chose its own; no-store on every HTML page
     (forms with CSRF tokens, personal data)."""

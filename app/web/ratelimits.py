@@ -127,6 +127,10 @@ link_proof = _limits(("link-proof-ip", "LIMIT_LOGIN", limit_key_ip, {}))
 # A second factor's code (wrong ones are also counted per account and per pending sign-in, in
 # the database: app/domain/second_factors.py).
 second_factor = _limits(("second-factor-ip", "LIMIT_LOGIN", limit_key_ip, {}))
+# Passkeys: a ceremony's options (each a challenge row; the login page asks for one as it loads,
+# for autofill), and the answers (a signature cannot be guessed; each answer spends a challenge).
+passkey_options = _limits(("passkey-options-ip", "LIMIT_PASSKEY_OPTIONS", limit_key_ip, {}))
+passkey = _limits(("passkey-ip", "LIMIT_LOGIN_IP", limit_key_ip, {}))
 resend_my_confirmation = _limits(("resend-user", "LIMIT_FORGOT", _signed_in_user, {}),
                                  ("resend-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))
 

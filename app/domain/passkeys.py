@@ -1,0 +1,331 @@
+"""Passkeys (WebAuthn, on Duo's py_webauthn): registering them from the account page, signing in
+with one alone, and one as the second step of a sign-in (domain/second_factors.py).
+
+This service is the relying party: its id is the host of SVC_PUBLIC_URL, and SVC_PUBLIC_URL's
+origin is the only one accepted, so a passkey made for any other site (or an answer made on
+another page) is refused. Each ceremony's challenge is a row, stored as its hash: it is answered
+once, within CHALLENGE_TTL, for the purpose and the account or pending sign-in it was made for.
+A failed answer burns it too.
+
+A passkey alone must verify its user (a PIN, a fingerprint, a face): then it is two factors in
+one gesture, and the session it opens has proved a second factor. As the second step after a
+password or a provider, user verification is preferred and presence is enough. Sign counters
+are kept: an answer whose counter did not move on from the stored one (a cloned key) is refused,
+except from synced passkeys, whose counters stay at 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import webauthn
+from flask import current_app
+from sqlalchemy import delete, func, select
+from webauthn.helpers import base64url_to_bytes
+from webauthn.helpers.exceptions import WebAuthnException
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    AuthenticatorTransport,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from app.db.rows import claim_once
+from app.db.transactions import kept, writes
+from app.domain import audit, second_factors, sessions, text
+from app.domain.audit import ClientInfo
+from app.domain.clock import now
+from app.domain.errors import FactorNeedsConfirmedEmail, InvalidPasskey, NotFound, TooManyPasskeys
+from app.extensions import db
+from app.models import AuthSession, MailJob, Passkey, PasskeyChallenge, PendingSignIn, User
+
+T = TypeVar("T")
+CHALLENGE_TTL = 300  # seconds to answer a ceremony: the browser's prompt, a PIN, a security key
+MAX_PASSKEYS = 20
+MAX_CREDENTIAL_JSON = 64 * 1024  # an answer is a few KiB; a certificate chain at most tens
+PROVIDER = "passkey"  # the first factor of a sign-in with a passkey alone
+# The second factor a passkey proves, as sessions and tokens record it (amr: hwk or swk).
+DEVICE_BOUND, SYNCED = "passkey", "synced_passkey"
+_TRANSPORTS = {transport.value for transport in AuthenticatorTransport}
+
+
+# The relying party -----------------------------------------------------------------------------
+
+def _rp_id() -> str:
+    return urlsplit(current_app.config["PUBLIC_URL"]).hostname or "localhost"
+
+
+def _origin() -> str:
+    parts = urlsplit(current_app.config["PUBLIC_URL"])
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _user_handle(user: User) -> bytes:
+    """The opaque handle a passkey keeps for its account: the account's id, nothing personal."""
+    return user.id.encode()
+
+
+# Reading ---------------------------------------------------------------------------------------
+
+def of(user: User) -> list[Passkey]:
+    """The account's passkeys, oldest first (the account page lists them)."""
+    return list(db.session.scalars(select(Passkey).where(Passkey.user_id == user.id)
+                                   .order_by(Passkey.created_at, Passkey.id)))
+
+
+def _count(user: User) -> int:
+    return int(db.session.scalar(select(func.count()).select_from(Passkey)
+                                 .where(Passkey.user_id == user.id)) or 0)
+
+
+def _descriptors(user: User) -> list[PublicKeyCredentialDescriptor]:
+    return [PublicKeyCredentialDescriptor(
+        id=passkey.credential_id,
+        transports=[AuthenticatorTransport(t) for t in passkey.transports.split(",") if t])
+        for passkey in of(user)]
+
+
+def _credential_key(credential_id: bytes) -> str:
+    return hashlib.sha256(credential_id).hexdigest()
+
+
+# Challenges ------------------------------------------------------------------------------------
+
+def _new_challenge(purpose: str, *, user_id: str | None = None,
+                   pending_hash: str | None = None) -> bytes:
+    raw, at = secrets.token_bytes(32), now()
+    db.session.add(PasskeyChallenge(
+        challenge_hash=hashlib.sha256(raw).hexdigest(), purpose=purpose, user_id=user_id,
+        pending_hash=pending_hash, created_at=at,
+        expires_at=at + timedelta(seconds=CHALLENGE_TTL)))
+    return raw
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A browser's answer to a ceremony, parsed only as far as finding its challenge."""
+
+    credential: dict[str, Any]
+    challenge: bytes
+    ceremony: PasskeyChallenge
+
+
+def _claimed(untrusted_json: str, purpose: str) -> _Answer:
+    """The answer, with the challenge it names claimed (once, unexpired, for `purpose`).
+    InvalidPasskey for anything else; the signature is checked later, by py_webauthn."""
+    try:
+        if len(untrusted_json) > MAX_CREDENTIAL_JSON:
+            raise ValueError("too long")
+        credential = json.loads(untrusted_json)
+        client_data = json.loads(base64url_to_bytes(credential["response"]["clientDataJSON"]))
+        challenge = base64url_to_bytes(client_data["challenge"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise InvalidPasskey() from None
+    if not isinstance(credential, dict):
+        raise InvalidPasskey()
+    ceremony = db.session.get(PasskeyChallenge, hashlib.sha256(challenge).hexdigest())
+    if ceremony is None or ceremony.purpose != purpose or ceremony.expires_at <= now() \
+            or not claim_once(PasskeyChallenge,
+                              PasskeyChallenge.challenge_hash == ceremony.challenge_hash,
+                              PasskeyChallenge.used_at, used_at=now()):
+        raise InvalidPasskey()
+    return _Answer(credential, challenge, ceremony)
+
+
+# Registering -----------------------------------------------------------------------------------
+
+def _may_register(user: User, session: AuthSession) -> None:
+    if not user.email_verified:
+        raise FactorNeedsConfirmedEmail()
+    second_factors.step_up(user, session, None)
+    if _count(user) >= MAX_PASSKEYS:
+        raise TooManyPasskeys()
+
+
+@writes
+def registration_options(user: User, session: AuthSession) -> str:
+    """The options for `navigator.credentials.create()`, as JSON: a discoverable credential for
+    this account (so it can sign in alone), none of the ones it has already. Like every change to
+    how the account signs in: a recent sign-in, and an address someone proved."""
+    _may_register(user, session)
+    options = webauthn.generate_registration_options(
+        rp_id=_rp_id(), rp_name=current_app.config["BRAND"], user_id=_user_handle(user),
+        user_name=user.email, user_display_name=user.full_name or user.email,
+        challenge=_new_challenge(PasskeyChallenge.REGISTER, user_id=user.id),
+        timeout=CHALLENGE_TTL * 1000,
+        authenticator_selection=AuthenticatorSelectionCriteria(
+            resident_key=ResidentKeyRequirement.REQUIRED,
+            user_verification=UserVerificationRequirement.PREFERRED),
+        exclude_credentials=_descriptors(user))
+    return webauthn.options_to_json(options)
+
+
+@dataclass(frozen=True)
+class Registered:
+    passkey: Passkey
+    recovery_codes: list[str] | None  # a new set, when this is the account's first factor
+
+
+@writes
+def register(user: User, session: AuthSession, untrusted_json: str, untrusted_name: str,
+             client: ClientInfo) -> Registered:
+    """Keep the passkey the browser made for `registration_options`. For an account that had no
+    second factor, every other session ends (none of them proved one) and recovery codes are
+    made; the owner is told by mail. InvalidPasskey (kept: the challenge is spent) otherwise."""
+    answer = _claimed(untrusted_json, PasskeyChallenge.REGISTER)
+    if answer.ceremony.user_id != user.id:
+        raise kept(InvalidPasskey())
+    _may_register(user, session)
+    try:
+        verified = webauthn.verify_registration_response(
+            credential=answer.credential, expected_challenge=answer.challenge,
+            expected_rp_id=_rp_id(), expected_origin=_origin())
+    except (WebAuthnException, ValueError, KeyError, TypeError):
+        raise kept(InvalidPasskey("That passkey could not be added. Try again.")) from None
+    key = _credential_key(verified.credential_id)
+    if db.session.scalar(select(Passkey.id).where(Passkey.credential_key == key)) is not None:
+        raise kept(InvalidPasskey("That passkey is registered already."))
+    first_factor = not second_factors.has_second_factor(user)
+    name = text.cleaned(untrusted_name, 64) or "Passkey"
+    passkey = Passkey(user_id=user.id, credential_key=key, credential_id=verified.credential_id,
+                      public_key=verified.credential_public_key,
+                      sign_count=verified.sign_count, transports=_transports(answer.credential),
+                      name=name, backup_eligible=verified.credential_device_type == "multi_device",
+                      backed_up=verified.credential_backed_up, created_at=now())
+    db.session.add(passkey)
+    db.session.flush()
+    codes = None
+    if first_factor:
+        sessions.revoke_all(user.id, "second_factor_added", except_session=session.id)
+        codes = second_factors.new_recovery_codes(user)
+    audit.record("passkey_added", client, user_id=user.id, session_id=session.id)
+    second_factors.tell_owner(user, MailJob.SECOND_FACTOR_ADDED, f"passkey “{name}”")
+    return Registered(passkey, codes)
+
+
+def _transports(credential: dict[str, Any]) -> str:
+    said = credential.get("response", {}).get("transports") or []
+    return ",".join(t for t in said if isinstance(t, str) and t in _TRANSPORTS)[:200]
+
+
+@writes
+def remove(user: User, session: AuthSession, passkey_id: str, code: str | None,
+           client: ClientInfo) -> Passkey:
+    """Remove one of the account's passkeys (step-up). The recovery codes go with the account's
+    last second factor."""
+    passkey = db.session.get(Passkey, passkey_id)
+    if passkey is None or passkey.user_id != user.id:
+        raise NotFound("No such passkey on this account.")
+    second_factors.step_up(user, session, code)
+    db.session.execute(delete(Passkey).where(Passkey.id == passkey.id))
+    second_factors.drop_recovery_codes_if_unprotected(user)
+    audit.record("passkey_removed", client, user_id=user.id, session_id=session.id)
+    second_factors.tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, f"passkey “{passkey.name}”")
+    return passkey
+
+
+# Signing in ------------------------------------------------------------------------------------
+
+def _verified(answer: _Answer, *, require_user_verification: bool) -> Passkey:
+    """The stored passkey whose signature the answer carries, its counter and flags updated.
+    InvalidPasskey (kept) for an unknown passkey, another account's handle, a bad signature,
+    origin or relying party, a counter that went back, or a missing user verification."""
+    try:
+        credential_id = base64url_to_bytes(answer.credential["rawId"])
+    except (ValueError, KeyError, TypeError):
+        raise kept(InvalidPasskey()) from None
+    passkey = db.session.scalars(select(Passkey).where(
+        Passkey.credential_key == _credential_key(credential_id))).one_or_none()
+    if passkey is None:
+        raise kept(InvalidPasskey("That passkey is not one of this service's (it may have been "
+                                  "removed). Sign in another way."))
+    try:
+        handle = answer.credential["response"].get("userHandle")
+        if handle and base64url_to_bytes(handle) != passkey.user_id.encode():
+            raise InvalidPasskey()
+        verified = webauthn.verify_authentication_response(
+            credential=answer.credential, expected_challenge=answer.challenge,
+            expected_rp_id=_rp_id(), expected_origin=_origin(),
+            credential_public_key=passkey.public_key,
+            credential_current_sign_count=passkey.sign_count,
+            require_user_verification=require_user_verification)
+    except (WebAuthnException, InvalidPasskey, ValueError, KeyError, TypeError, AttributeError):
+        raise kept(InvalidPasskey()) from None
+    passkey.sign_count, passkey.backed_up = verified.new_sign_count, verified.credential_backed_up
+    passkey.last_used_at = now()
+    return passkey
+
+
+def method_of(passkey: Passkey) -> str:
+    return SYNCED if passkey.backup_eligible else DEVICE_BOUND
+
+
+@writes
+def sign_in_options() -> str:
+    """The options for `navigator.credentials.get()` on the login page: any of this service's
+    passkeys (the browser offers them; autofill too), with the user verified."""
+    options = webauthn.generate_authentication_options(
+        rp_id=_rp_id(), challenge=_new_challenge(PasskeyChallenge.SIGN_IN),
+        timeout=CHALLENGE_TTL * 1000, user_verification=UserVerificationRequirement.REQUIRED)
+    return webauthn.options_to_json(options)
+
+
+@writes
+def sign_in(untrusted_json: str, client: ClientInfo,
+            opening: sessions.Opening[T]) -> second_factors.Completed[T]:
+    """Sign in with a passkey alone: what `opening` opens, having proved two factors.
+    InvalidPasskey (kept) when the answer does not hold, or the account is disabled."""
+    answer = _claimed(untrusted_json, PasskeyChallenge.SIGN_IN)
+    passkey = _verified(answer, require_user_verification=True)
+    user = db.session.get_one(User, passkey.user_id)
+    if user.disabled_at is not None:
+        raise kept(InvalidPasskey())
+    method = method_of(passkey)
+    with sessions.second_factor_proved(method):
+        opened = opening(user, PROVIDER)
+    return second_factors.Completed(opened, PROVIDER, method)
+
+
+@writes
+def second_step_options(raw_pending: str, purpose: str) -> str:
+    """The options for the second step of a pending sign-in: one of its account's passkeys."""
+    pending = second_factors.live_pending(raw_pending, purpose)
+    user = db.session.get_one(User, pending.user_id)
+    allowed = _descriptors(user)
+    if not allowed:
+        raise InvalidPasskey("This account has no passkey. Enter a code instead.")
+    options = webauthn.generate_authentication_options(
+        rp_id=_rp_id(), allow_credentials=allowed, timeout=CHALLENGE_TTL * 1000,
+        challenge=_new_challenge(PasskeyChallenge.SECOND_STEP, user_id=user.id,
+                                 pending_hash=pending.token_hash),
+        user_verification=UserVerificationRequirement.PREFERRED)
+    return webauthn.options_to_json(options)
+
+
+def second_step(untrusted_json: str) -> Callable[[User, PendingSignIn], str | None]:
+    """A proof for second_factors.complete_with: the passkey answer to this pending sign-in's
+    own challenge, from one of its account's passkeys."""
+    def prove(user: User, pending: PendingSignIn) -> str | None:
+        try:
+            answer = _claimed(untrusted_json, PasskeyChallenge.SECOND_STEP)
+            if answer.ceremony.pending_hash != pending.token_hash:
+                return None
+            passkey = _verified(answer, require_user_verification=False)
+        except InvalidPasskey:
+            return None  # counted like a wrong code; the challenge stays spent
+        return method_of(passkey) if passkey.user_id == user.id else None
+    return prove
+
+
+@writes
+def purge_expired() -> int:
+    return int(db.session.execute(delete(PasskeyChallenge).where(
+        PasskeyChallenge.expires_at < now() - timedelta(days=1))).rowcount or 0)

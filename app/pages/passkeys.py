@@ -1,0 +1,168 @@
+"""Passkeys on the hosted pages: adding and removing them from the account page, signing in with
+one alone from the login page, and one as the second step (domain: app/domain/passkeys.py).
+
+Each ceremony is two requests made by static/passkeys.js: a POST for its options (JSON, with the
+form's CSRF token in X-CSRFToken), then the form itself, with the browser's answer in its
+`credential` field. Without script the passkey forms stay hidden; nothing else needs them.
+"""
+
+from __future__ import annotations
+
+from flask import Response, flash, jsonify, redirect, render_template, url_for
+from flask_login import login_required
+
+from app.domain import passkeys, second_factors
+from app.domain.errors import (
+    AuthError,
+    EmailNotConfirmed,
+    InvalidMfaToken,
+    InvalidPasskey,
+    InvalidSecondFactor,
+    NotFound,
+    RateLimited,
+    StepUpRequired,
+)
+from app.models import PendingSignIn
+from app.pages.account import _signed_in
+from app.pages.auth import login_page
+from app.pages.blueprint import bp, duration
+from app.pages.forms import LoginForm, PasskeyAddForm, PasskeyAnswerForm, StepUpForm
+from app.pages.second_factor import STEP_UP_ADVICE, refused, second_step_page
+from app.web import browser, ratelimits, targets
+from app.web.client import client_info
+
+Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
+
+
+def _json(options_json: str) -> Response:
+    """A ceremony's options, never cached."""
+    return Response(options_json, mimetype="application/json",
+                    headers={"Cache-Control": "no-store"})
+
+
+def _json_refusal(error: AuthError) -> tuple[Response, int]:
+    """What the script shows in place of the browser's prompt."""
+    detail = STEP_UP_ADVICE if isinstance(error, StepUpRequired) else error.detail
+    if isinstance(error, RateLimited):
+        detail = f"Too many attempts. Try again in {duration(error.retry_after)}."
+    return jsonify(error=detail), error.status
+
+
+# The account page ------------------------------------------------------------------------------
+
+@bp.post("/account/passkeys/options")
+@login_required
+@ratelimits.passkey_options
+def passkey_registration_options() -> Response | tuple[Response, int]:
+    signed_in = _signed_in()
+    try:
+        return _json(passkeys.registration_options(signed_in.user, signed_in.auth_session))
+    except AuthError as error:
+        return _json_refusal(error)
+
+
+@bp.post("/account/passkeys")
+@login_required
+@ratelimits.passkey
+def passkey_add() -> Page:
+    signed_in = _signed_in()
+    form = PasskeyAddForm()
+    if not form.validate_on_submit():
+        flash("The passkey could not be added: try again.")
+        return redirect(url_for(".account", _anchor="passkeys"))
+    try:
+        added = passkeys.register(signed_in.user, signed_in.auth_session, form.credential.data,
+                                  form.name.data or "", client_info())
+    except AuthError as error:
+        return refused(error)
+    if added.recovery_codes:
+        return render_template("pages/recovery_codes.html", codes=added.recovery_codes,
+                               enrolled="passkey")
+    flash(f"Passkey “{added.passkey.name}” added.")
+    return redirect(url_for(".account", _anchor="passkeys"))
+
+
+@bp.post("/account/passkeys/<passkey_id>/remove")
+@login_required
+@ratelimits.second_factor
+def passkey_remove(passkey_id: str) -> Response:
+    signed_in = _signed_in()
+    form = StepUpForm()
+    if not form.validate_on_submit():
+        return redirect(url_for(".account"))
+    try:
+        removed = passkeys.remove(signed_in.user, signed_in.auth_session, passkey_id,
+                                  form.code.data or None, client_info())
+    except (NotFound, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
+        return refused(error)
+    flash(f"Passkey “{removed.name}” removed.")
+    return redirect(url_for(".account", _anchor="passkeys"))
+
+
+# Signing in with a passkey alone ---------------------------------------------------------------
+
+@bp.post("/login/passkey/options")
+@ratelimits.passkey_options
+def passkey_sign_in_options() -> Response:
+    return _json(passkeys.sign_in_options())
+
+
+@bp.post("/login/passkey")
+@ratelimits.passkey
+def passkey_sign_in() -> Page:
+    target = targets.from_request(required=False)
+    form = PasskeyAnswerForm()
+    if not form.validate_on_submit():
+        return _login_refused(target, InvalidPasskey())
+    landing = browser.sign_in_here(target, second_step_done=True)
+    try:
+        done = passkeys.sign_in(form.credential.data, client_info(), landing.opening)
+    except (InvalidPasskey, EmailNotConfirmed) as error:
+        return _login_refused(target, error)
+    return landing.land(done.opened, done.provider)
+
+
+def _login_refused(target: targets.Target | None, error: AuthError) -> Page:
+    form = LoginForm()
+    form.form_errors.append(error.detail)
+    return login_page(target, error.status, form, captcha_email=None)
+
+
+# A passkey as the second step ------------------------------------------------------------------
+
+@bp.post("/login/second-factor/passkey/options")
+@ratelimits.passkey_options
+def passkey_second_step_options() -> Response | tuple[Response, int]:
+    held = browser.pending_second_step(targets.from_request(required=False))
+    if held is None:
+        return _json_refusal(InvalidPasskey("This sign-in has expired. Start again."))
+    try:
+        return _json(passkeys.second_step_options(held[0], PendingSignIn.HOSTED))
+    except AuthError as error:
+        return _json_refusal(error)
+
+
+@bp.post("/login/second-factor/passkey")
+@ratelimits.passkey
+def passkey_second_step() -> Page:
+    target = targets.from_request(required=False)
+    held = browser.pending_second_step(target)
+    if held is None:
+        raise InvalidMfaToken()
+    token, landing = held
+    form = PasskeyAnswerForm()
+    if not form.validate_on_submit():
+        return second_step_page(None, 422, "That passkey could not sign you in. Try again.")
+    try:
+        done = second_factors.complete_with(token, PendingSignIn.HOSTED, client_info(),
+                                            landing.opening,
+                                            passkeys.second_step(form.credential.data))
+    except InvalidSecondFactor:
+        return second_step_page(None, 401, "That passkey could not sign you in. Try again, or "
+                                           "enter a code.")
+    except RateLimited as error:
+        body, status, headers = second_step_page(
+            None, error.status, f"Too many attempts. Try again in {duration(error.retry_after)}.")
+        return body, status, {**headers, "Retry-After": str(error.retry_after)}
+    browser.drop_second_step()
+    return landing.land(done.opened, done.provider)

@@ -59,7 +59,9 @@ class MfaRequired(Document):
     mfa_token: str = Field(description="Short-lived (`expires_in` s), single use, good only at "
                                        "POST /api/v2/auth/mfa.")
     methods: list[Literal["totp", "recovery_code"]] = Field(
-        description="The second factors the account can complete this sign-in with.")
+        description="The second factors the account can complete this sign-in with here. (A "
+                    "passkey answers only on the hosted pages: an account with passkeys and no "
+                    "other factor here gets 403 `mfa_required` and the hosted login's address.)")
     expires_in: int
 
 

@@ -124,7 +124,8 @@ def test_off_mode_shows_no_widget_anywhere(client, user):
     for path in ("/signup", "/forgot-password", "/login"):
         page = client.get(path)
         assert not shows_widget(page)
-        own_script = "; script-src 'self'; connect-src 'self'" if path == "/login" else ""  # passkeys
+        # The login page loads our own passkey script.
+        own_script = "; script-src 'self'; connect-src 'self'" if path == "/login" else ""
         assert page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY + own_script
     assert submit(client, "/signup", {"email": "a@example.com",
                                       "password": PASSWORD}).status_code == 302

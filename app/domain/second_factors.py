@@ -394,8 +394,13 @@ def complete(raw: str, purpose: str, code: str, client: ClientInfo,
     opens, and how. InvalidMfaToken for a token that is unknown, used,
     expired or of another purpose; InvalidSecondFactor for a wrong code (counted, and the
     pending sign-in ends after MFA_PENDING_ATTEMPTS of them); RateLimited after too many."""
-    return complete_with(raw, purpose, client, opening,
-                         lambda user, _pending: _use_code(user, code))
+    return complete_with(raw, purpose, client, opening, code_proof(code))
+
+
+def code_proof(code: str) -> Callable[[User, PendingSignIn], str | None]:
+    """A proof for `complete_with`: a code of the account's authenticator app, or a recovery
+    code (used up)."""
+    return lambda user, _pending: _use_code(user, code)
 
 
 @writes

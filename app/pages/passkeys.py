@@ -11,14 +11,13 @@ from __future__ import annotations
 from flask import Response, flash, jsonify, redirect, render_template, url_for
 from flask_login import login_required
 
-from app.domain import passkeys, second_factors
+from app.domain import passkeys
 from app.domain.errors import (
     AuthError,
     EmailNotConfirmed,
     InvalidMfaToken,
     InvalidPasskey,
     InvalidSecondFactor,
-    NotFound,
     RateLimited,
     StepUpRequired,
 )
@@ -26,8 +25,15 @@ from app.models import PendingSignIn
 from app.pages.account import _signed_in
 from app.pages.auth import login_page
 from app.pages.blueprint import bp, duration
-from app.pages.forms import LoginForm, PasskeyAddForm, PasskeyAnswerForm, StepUpForm
-from app.pages.second_factor import STEP_UP_ADVICE, refused, second_step_page
+from app.pages.forms import LoginForm, PasskeyAddForm, PasskeyAnswerForm
+from app.pages.second_factor import (
+    STEP_UP_ADVICE,
+    behind_step_up,
+    complete_second_step,
+    held_second_step,
+    refused,
+    second_step_page,
+)
 from app.web import browser, ratelimits, targets
 from app.web.client import client_info
 
@@ -86,15 +92,10 @@ def passkey_add() -> Page:
 @login_required
 @ratelimits.second_factor
 def passkey_remove(passkey_id: str) -> Response:
-    signed_in = _signed_in()
-    form = StepUpForm()
-    if not form.validate_on_submit():
-        return redirect(url_for(".account"))
-    try:
-        removed = passkeys.remove(signed_in.user, signed_in.auth_session, passkey_id,
-                                  form.code.data or None, client_info())
-    except (NotFound, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
-        return refused(error)
+    removed = behind_step_up(lambda signed_in, code: passkeys.remove(
+        signed_in.user, signed_in.auth_session, passkey_id, code, client_info()))
+    if isinstance(removed, Response):
+        return removed
     flash(f"Passkey “{removed.name}” removed.")
     return redirect(url_for(".account", _anchor="passkeys"))
 
@@ -133,11 +134,11 @@ def _login_refused(target: targets.Target | None, error: AuthError) -> Page:
 @bp.post("/login/second-factor/passkey/options")
 @ratelimits.passkey_options
 def passkey_second_step_options() -> Response | tuple[Response, int]:
-    held = browser.pending_second_step(targets.from_request(required=False))
-    if held is None:
-        return _json_refusal(InvalidPasskey("This sign-in has expired. Start again."))
     try:
-        return _json(passkeys.second_step_options(held[0], PendingSignIn.HOSTED))
+        token, _landing = held_second_step()
+        return _json(passkeys.second_step_options(token, PendingSignIn.HOSTED))
+    except InvalidMfaToken:
+        return _json_refusal(InvalidPasskey("This sign-in has expired. Start again."))
     except AuthError as error:
         return _json_refusal(error)
 
@@ -145,18 +146,12 @@ def passkey_second_step_options() -> Response | tuple[Response, int]:
 @bp.post("/login/second-factor/passkey")
 @ratelimits.passkey
 def passkey_second_step() -> Page:
-    target = targets.from_request(required=False)
-    held = browser.pending_second_step(target)
-    if held is None:
-        raise InvalidMfaToken()
-    token, landing = held
+    held_second_step()
     form = PasskeyAnswerForm()
     if not form.validate_on_submit():
         return second_step_page(None, 422, "That passkey could not sign you in. Try again.")
     try:
-        done = second_factors.complete_with(token, PendingSignIn.HOSTED, client_info(),
-                                            landing.opening,
-                                            passkeys.second_step(form.credential.data))
+        return complete_second_step(passkeys.second_step(form.credential.data))
     except InvalidSecondFactor:
         return second_step_page(None, 401, "That passkey could not sign you in. Try again, or "
                                            "enter a code.")
@@ -164,5 +159,3 @@ def passkey_second_step() -> Page:
         body, status, headers = second_step_page(
             None, error.status, f"Too many attempts. Try again in {duration(error.retry_after)}.")
         return body, status, {**headers, "Retry-After": str(error.retry_after)}
-    browser.drop_second_step()
-    return landing.land(done.opened, done.provider)

@@ -4,6 +4,9 @@ from the account page, and the second step of a sign-in (domain: app/domain/seco
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import segno
 from flask import Response, flash, redirect, render_template, url_for
 from flask_login import login_required
@@ -16,10 +19,11 @@ from app.domain.errors import (
     InvalidMfaToken,
     InvalidSecondFactor,
     NotEnrolled,
+    NotFound,
     RateLimited,
     StepUpRequired,
 )
-from app.models import PendingSignIn
+from app.models import PendingSignIn, User
 from app.pages.account import _signed_in
 from app.pages.blueprint import bp, duration
 from app.pages.forms import PasskeyAnswerForm, SecondFactorForm, StepUpForm, TotpSetupForm
@@ -27,6 +31,7 @@ from app.web import browser, ratelimits, targets
 from app.web.client import client_info
 from app.web.headers import with_own_script
 
+T = TypeVar("T")
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
 STEP_UP_ADVICE = ("For this, sign in again first, or enter a code of your second factor "
                   "(if you have one).")
@@ -41,6 +46,18 @@ def refused(error: AuthError) -> Response:
     else:
         flash(error.detail)
     return redirect(url_for(".account", _anchor="second-factor"))
+
+
+def behind_step_up(change: Callable[[browser.BrowserUser, str | None], T]) -> T | Response:
+    """Run `change` (to how the account signs in) with the step-up form's code, if any: the
+    domain asks for it unless the sign-in is recent. A refusal goes back to the account page."""
+    form = StepUpForm()
+    if not form.validate_on_submit():
+        return redirect(url_for(".account"))
+    try:
+        return change(_signed_in(), form.code.data or None)
+    except (NotFound, NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
+        return refused(error)
 
 
 def _qr_code(uri: str) -> str:
@@ -110,15 +127,10 @@ def totp_confirm() -> Page:
 @login_required
 @ratelimits.second_factor
 def totp_remove() -> Response:
-    signed_in = _signed_in()
-    form = StepUpForm()
-    if not form.validate_on_submit():
-        return redirect(url_for(".account"))
-    try:
-        second_factors.remove_totp(signed_in.user, client_info(), signed_in.auth_session,
-                                   form.code.data or None)
-    except (NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
-        return refused(error)
+    refusal = behind_step_up(lambda signed_in, code: second_factors.remove_totp(
+        signed_in.user, client_info(), signed_in.auth_session, code))
+    if refusal is not None:
+        return refusal
     flash("The authenticator app is removed: signing in no longer asks for a code.")
     return redirect(url_for(".account"))
 
@@ -127,28 +139,37 @@ def totp_remove() -> Response:
 @login_required
 @ratelimits.second_factor
 def recovery_codes_regenerate() -> Page:
-    signed_in = _signed_in()
-    form = StepUpForm()
-    if not form.validate_on_submit():
-        return redirect(url_for(".account"))
-    try:
-        codes = second_factors.regenerate_recovery_codes(
-            signed_in.user, client_info(), signed_in.auth_session, form.code.data or None)
-    except (NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
-        return refused(error)
+    codes = behind_step_up(lambda signed_in, code: second_factors.regenerate_recovery_codes(
+        signed_in.user, client_info(), signed_in.auth_session, code))
+    if isinstance(codes, Response):
+        return codes
     return render_template("pages/recovery_codes.html", codes=codes, enrolled=False)
 
 
 # The second step of a sign-in ------------------------------------------------------------------
 
+def held_second_step() -> tuple[str, browser.Landing[Any]]:
+    """The pending sign-in this browser holds for the request's target, and its landing."""
+    held = browser.pending_second_step(targets.from_request(required=False))
+    if held is None:
+        raise InvalidMfaToken()
+    return held
+
+
+def complete_second_step(prove: Callable[[User, PendingSignIn], str | None]) -> Response:
+    """Complete this browser's pending sign-in with `prove`'s proof, and land where it ends."""
+    token, landing = held_second_step()
+    done = second_factors.complete_with(token, PendingSignIn.HOSTED, client_info(),
+                                        landing.opening, prove)
+    browser.drop_second_step()
+    return landing.land(done.opened, done.provider)
+
+
 def second_step_page(form: SecondFactorForm | None, status: int = 200,
                      passkey_error: str | None = None) -> tuple[str, int, dict[str, str]]:
     """The second step: a code, or one of the account's passkeys (our own script does that)."""
     target = targets.from_request(required=False)
-    held = browser.pending_second_step(target)
-    if held is None:
-        raise InvalidMfaToken()
-    user = second_factors.pending_user(held[0], PendingSignIn.HOSTED)
+    user = second_factors.pending_user(held_second_step()[0], PendingSignIn.HOSTED)
     body = render_template("pages/second_step.html", form=form or SecondFactorForm(),
                            email=user.email, carry=target.query() if target else {},
                            methods=second_factors.methods(user),
@@ -164,17 +185,12 @@ def second_step_form() -> Page:
 @bp.post("/login/second-factor")
 @ratelimits.second_factor
 def second_step_submit() -> Page:
-    target = targets.from_request(required=False)
-    held = browser.pending_second_step(target)
-    if held is None:
-        raise InvalidMfaToken()
-    token, landing = held
+    held_second_step()
     form = SecondFactorForm()
     if not form.validate_on_submit():
         return second_step_page(form, 422)
     try:
-        done = second_factors.complete(token, PendingSignIn.HOSTED, form.code.data,
-                                       client_info(), landing.opening)
+        return complete_second_step(second_factors.code_proof(form.code.data))
     except InvalidSecondFactor:
         form.code.errors.append("That code is not right, or was already used.")
         return second_step_page(form, 401)
@@ -183,5 +199,3 @@ def second_step_submit() -> Page:
                                 f"{duration(error.retry_after)}.")
         body, status, headers = second_step_page(form, error.status)
         return body, status, {**headers, "Retry-After": str(error.retry_after)}
-    browser.drop_second_step()
-    return landing.land(done.opened, done.provider)

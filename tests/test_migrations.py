@@ -226,3 +226,34 @@ def test_addresses_are_canonicalised_and_collisions_reported_not_merged(tmp_path
     assert token_email == "grace@example.com"  # the mailed link still works
     warning = next(message for message in collected.messages if "not merged" in message)
     assert "u-umlaut" in warning and "u-puny" in warning
+
+
+def test_0012_trusts_only_passwords_the_rule_before_it_trusted(tmp_path, database_url):
+    """Migration 0012: a password set after its address was proved stays the holder's (what
+    links providers unasked before keeps doing so); one set before, or never proved, is not."""
+    app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
+                      "SQLALCHEMY_DATABASE_URI": database_url})
+    proved, later = datetime(2026, 1, 1), datetime(2026, 2, 1)
+    accounts = {  # id: (email_verified, email_verified_at, password_hash, password_changed_at)
+        "after-proof": (True, proved, "h", later),
+        "before-proof": (True, later, "h", proved),
+        "never-proved": (False, None, "h", proved),
+        "no-password": (True, proved, None, None),
+    }
+    with app.app_context():
+        upgrade(revision="0011")
+        with db.engine.begin() as connection:
+            for user_id, (verified, verified_at, password, changed) in accounts.items():
+                connection.execute(sa.text(
+                    "INSERT INTO users (id, email, email_key, full_name, password_hash, plan,"
+                    " email_verified, email_verified_at, created_at, password_changed_at)"
+                    " VALUES (:id, :id, :id, '', :password, 'free', :verified, :verified_at,"
+                    " :created, :changed)"),
+                    {"id": user_id, "password": password, "verified": verified,
+                     "verified_at": verified_at, "created": proved, "changed": changed})
+        upgrade()
+        with db.engine.connect() as connection:
+            rows = dict(connection.execute(sa.text(
+                "SELECT id, password_proved_at FROM users")).all())
+        db.engine.dispose()
+    assert {user_id for user_id, at in rows.items() if at is not None} == {"after-proof"}

@@ -32,10 +32,13 @@ def find_by_email(untrusted_email: str) -> User | None:
     ).one_or_none()
 
 
-def prove_address(user: User) -> None:
+def prove_address(user: User, *, by_password_holder: bool = False) -> None:
     """Record that whoever acts now has just proved they hold the account's address (a link we
-    mailed, or a provider that verified it), in the caller's unit of work."""
+    mailed, or a provider that verified it), in the caller's unit of work. `by_password_holder`:
+    they are signed in with the account's password too, so that password is the holder's."""
     user.email_verified, user.email_verified_at = True, now()
+    if by_password_holder and user.password_hash is not None:
+        user.password_proved_at = user.email_verified_at
 
 
 def check_password_policy(password: str, email: str, pointer: str = "#/password") -> None:
@@ -142,10 +145,15 @@ def _store_hash(user: User, password_hash: str) -> None:
 
 
 @writes
-def set_password(user: User, password_hash: str | None) -> None:
+def set_password(user: User, password_hash: str | None, *, by_address_holder: bool = False
+                 ) -> None:
     """Every change of password goes through here (None removes it): outstanding reset links
-    die with it. The caller's unit of work decides which sessions end."""
+    die with it. The caller's unit of work decides which sessions end. `by_address_holder`: the
+    new password was set by someone who just proved the address (a reset link); otherwise it is
+    as much the holder's as the old one was (a change proves only the old password)."""
     user.password_hash, user.password_changed_at = password_hash, now()
+    if by_address_holder:
+        user.password_proved_at = user.password_changed_at
     db.session.execute(delete(OneTimeToken).where(
         OneTimeToken.user_id == user.id, OneTimeToken.purpose == OneTimeToken.RESET_PASSWORD))
 

@@ -275,6 +275,17 @@ class FactorNeedsConfirmedEmail(AuthError):
     detail = "Confirm your email address before adding a second factor: use the link we mailed you."
 
 
+class FactorNeedsProvedPassword(AuthError):
+    """The address was proved, but not by whoever set the password: someone who signed up with
+    another person's address keeps their password when the owner clicks the confirmation link,
+    and a factor they added then would outlive the owner's reset (and a passkey sign in alone)."""
+
+    status = 403
+    code = "prove_account_first"
+    detail = ("Before adding a second factor, show that this account is yours: send yourself a "
+              "confirmation link from your account page and open it in the same browser.")
+
+
 class AlreadyEnrolled(AuthError):
     status = 409
     code = "already_enrolled"

@@ -86,11 +86,7 @@ def _account_for(profile: Profile, client: ClientInfo) -> User:
 def links_automatically(user: User) -> bool:
     """Whether a provider that verified this account's address may be linked to it unasked:
     only when no one but the address's holder can know its password."""
-    if user.password_hash is None:
-        return True
-    proved, password_set = user.email_verified_at, user.password_changed_at
-    return (user.email_verified and proved is not None and password_set is not None
-            and password_set >= proved)
+    return user.password_is_the_holders
 
 
 def link_with_password(user_id: str, profile: Profile, password: str, client: ClientInfo,
@@ -142,8 +138,8 @@ def _link_proved(user_id: str, profile: Profile, client: ClientInfo, opening: Op
         identity = None
         sessions.revoke_all(user.id, "provider_took_over")
         audit.record("provider_took_over", client, user_id=user.id)
-    if take_over or not user.email_verified:
-        accounts.prove_address(user)
+    # The provider proved the address; whoever proved the password too holds both.
+    accounts.prove_address(user, by_password_holder=not take_over)
     if identity is None:
         _link(user, profile, client)
     _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider, took_over=take_over)

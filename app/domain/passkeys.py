@@ -43,7 +43,7 @@ from app.db.transactions import kept, writes
 from app.domain import audit, second_factors, sessions, text
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import FactorNeedsConfirmedEmail, InvalidPasskey, NotFound, TooManyPasskeys
+from app.domain.errors import InvalidPasskey, NotFound, TooManyPasskeys
 from app.extensions import db
 from app.models import AuthSession, MailJob, Passkey, PasskeyChallenge, PendingSignIn, User
 
@@ -143,8 +143,7 @@ def _claimed(untrusted_json: str, purpose: str) -> _Answer:
 # Registering -----------------------------------------------------------------------------------
 
 def _may_register(user: User, session: AuthSession) -> None:
-    if not user.email_verified:
-        raise FactorNeedsConfirmedEmail()
+    second_factors.require_may_enrol(user)
     second_factors.step_up(user, session, None)
     if _count(user) >= MAX_PASSKEYS:
         raise TooManyPasskeys()

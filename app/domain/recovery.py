@@ -127,7 +127,7 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
         second_factors.remove_unproved(user)
     if row.email == user.email:
         accounts.prove_address(user)  # the reset link proved this inbox is theirs...
-    accounts.set_password(user, new_hash)  # ...and then its holder chose the password
+    accounts.set_password(user, new_hash, by_address_holder=True)  # ...then chose the password
     unlinked = identities.unlink_all(user.id, client)
     sessions.revoke_all(user.id, "password_reset")
     throttle.clear_account(user)  # whoever was failing on this account, the owner is back in
@@ -137,28 +137,39 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
 
 # Email confirmation --------------------------------------------------------------------------
 
-def request_confirmation(untrusted_email: str, client: ClientInfo) -> None:
-    """Resend: the same work and answer for every address; only unconfirmed accounts get mail."""
-    _schedule_for_address(MailJob.CONFIRM_EMAIL, untrusted_email, client)
+def request_confirmation(untrusted_email: str, client: ClientInfo, *,
+                         proving_password: bool = False) -> None:
+    """Resend: the same work and answer for every address; only unconfirmed accounts get mail,
+    and (`proving_password`, asked from the account page) confirmed ones whose password is not
+    yet shown to be the address holder's."""
+    _schedule_for_address(MailJob.CONFIRM_EMAIL, untrusted_email, client,
+                          **({"proving_password": True} if proving_password else {}))
 
 
 def confirmation_mail(payload: dict[str, Any]) -> Message | None:
-    """The confirmation job: a link for an enabled account whose address is not confirmed."""
+    """The confirmation job: a link for an enabled account whose address is not confirmed (or
+    whose password is to be proved)."""
     user = (db.session.get(User, payload["user_id"]) if "user_id" in payload
             else accounts.find_by_email(payload["email"]))
-    if user is None or user.email_verified or user.disabled_at is not None:
+    if user is None or user.disabled_at is not None:
+        return None
+    if user.email_verified and not (payload.get("proving_password")
+                                    and not user.password_is_the_holders):
         return None
     raw = _issue(user, CONFIRM, CONFIRM_TTL, ClientInfo(**payload["client"]))
     return emails.confirm_email(user.email, raw)
 
 
 @writes
-def confirm_email(raw: str, client: ClientInfo) -> User:
+def confirm_email(raw: str, client: ClientInfo, signed_in_as: str | None = None) -> User:
+    """Confirm the address with a mailed link. Opened in a browser signed in to the account
+    (`signed_in_as`, its id), it also shows that the account's password is the holder's: the
+    one who signed up holds the inbox (domain/second_factors.py asks that of a new factor)."""
     row = _live(raw, CONFIRM)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or row.email != user.email or not _claim(row):
         raise InvalidConfirmationToken()
-    accounts.prove_address(user)
+    accounts.prove_address(user, by_password_holder=signed_in_as == user.id)
     throttle.clear_account(user)
     audit.record("email_confirmed", client, user_id=user.id)
     return user

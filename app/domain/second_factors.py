@@ -37,6 +37,7 @@ from app.domain.clock import now
 from app.domain.errors import (
     AlreadyEnrolled,
     FactorNeedsConfirmedEmail,
+    FactorNeedsProvedPassword,
     InvalidMfaToken,
     InvalidSecondFactor,
     NotEnrolled,
@@ -141,15 +142,22 @@ def step_up(user: User, session: AuthSession, code: str | None) -> None:
 
 # Enrolling -------------------------------------------------------------------------------------
 
+def require_may_enrol(user: User) -> None:
+    """A second factor belongs to the address's holder, and outlives a reset: none before
+    someone proved the address (FactorNeedsConfirmedEmail), and none while the password may be
+    someone else's, set before that proof by whoever signed up (FactorNeedsProvedPassword)."""
+    if not user.email_verified:
+        raise FactorNeedsConfirmedEmail()
+    if not user.password_is_the_holders:
+        raise FactorNeedsProvedPassword()
+
+
 @writes
 def start_totp(user: User, session: AuthSession) -> str:
     """Begin (or begin again) enrolling an authenticator app: a new secret, which counts only
     once a code confirms it. AlreadyEnrolled when the account has one; StepUpRequired unless
-    the session signed in recently; FactorNeedsConfirmedEmail before anyone proved the address
-    (a factor planted by whoever signed up with another person's address would outlive the
-    owner's reset)."""
-    if not user.email_verified:
-        raise FactorNeedsConfirmedEmail()
+    the session signed in recently; `require_may_enrol`'s refusals."""
+    require_may_enrol(user)
     factor = _totp_of(user.id)
     if factor is not None and factor.confirmed_at is not None:
         raise AlreadyEnrolled()

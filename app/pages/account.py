@@ -98,8 +98,10 @@ def change_password() -> Response | tuple[str, int, dict[str, str]]:
 @login_required
 @ratelimits.resend_my_confirmation
 def resend_confirmation() -> Response:
-    recovery.request_confirmation(_signed_in().user.email, client_info())
-    flash("We sent you a new confirmation link.")
+    # Also for a confirmed address whose password is not yet shown to be its holder's: the link,
+    # opened in this browser, shows it (second factors need that).
+    recovery.request_confirmation(_signed_in().user.email, client_info(), proving_password=True)
+    flash("We sent you a new confirmation link. Open it in this browser.")
     return redirect(url_for(".account"))
 
 

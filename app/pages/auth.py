@@ -240,7 +240,9 @@ def reset_submit() -> Page:
 @bp.get("/confirm-email")
 def confirm_email() -> Page:
     try:
-        user = recovery.confirm_email(request.args.get("token", ""), client_info())
+        signed_in = browser.current()
+        user = recovery.confirm_email(request.args.get("token", ""), client_info(),
+                                      signed_in.user.id if signed_in else None)
     except AuthError as error:
         return _page("pages/confirm_email.html", None, error.status, error=error)
     return _page("pages/confirm_email.html", None, email=user.email)

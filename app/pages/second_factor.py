@@ -16,6 +16,7 @@ from app.domain.errors import (
     AlreadyEnrolled,
     AuthError,
     FactorNeedsConfirmedEmail,
+    FactorNeedsProvedPassword,
     InvalidMfaToken,
     InvalidSecondFactor,
     NotEnrolled,
@@ -80,7 +81,8 @@ def totp_start() -> Response:
         return redirect(url_for(".account"))
     try:
         second_factors.start_totp(signed_in.user, signed_in.auth_session)
-    except (AlreadyEnrolled, FactorNeedsConfirmedEmail, StepUpRequired) as error:
+    except (AlreadyEnrolled, FactorNeedsConfirmedEmail, FactorNeedsProvedPassword,
+            StepUpRequired) as error:
         return refused(error)
     return redirect(url_for(".totp_setup"))
 

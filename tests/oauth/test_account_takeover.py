@@ -166,6 +166,27 @@ def test_confirmed_later_the_attackers_password_does_not_survive_the_owners_goog
     assert "password was removed" in mailbox.to(VICTIM)[-1].get_body(("plain",)).get_content()
 
 
+def test_a_password_changed_after_the_owners_confirmation_is_still_the_attackers(
+        app, client, clock, mailbox, oidc_server_clean):
+    """Mallory changes her password once the victim has confirmed: "set after the address was
+    proved" is no proof that the address's holder set it. Google still asks, links nothing."""
+    assert submit(client, "/signup", {"email": VICTIM, "password": ATTACKER_PASSWORD}
+                  ).status_code == 302
+    clock.advance(3600)
+    confirm = mailbox.last_link(VICTIM, "/confirm-email")
+    assert app.test_client().get(confirm[confirm.index("/confirm-email"):]).status_code == 200
+    clock.advance(60)
+    changed = submit(client, "/account/password", {
+        "current_password": ATTACKER_PASSWORD, "new_password": "mallory's second passphrase"},
+        token_from="/account")
+    assert changed.status_code == 302 and changed.headers["Location"] == "/account"
+    assert user_row(app, VICTIM).password_changed_at > user_row(app, VICTIM).email_verified_at
+    oidc_server_clean.next_login(sub="victim-google", email=VICTIM, email_verified=True)
+    answer = through_provider(app.test_client(), "/login/google")
+    assert answer.headers["Location"] == "/login/link"
+    assert linked(app, user_row(app, VICTIM).id) == []
+
+
 def test_the_owner_of_the_password_links_google_by_proving_it(app, client, make_user,
                                                               mailbox, oidc_server_clean):
     """The ordinary case: signed up with a password, confirmed the address afterwards, signs in
@@ -234,7 +255,8 @@ def test_both_proof_forms_need_the_csrf_token(app, client, make_user, oidc_serve
 
 def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, login):
 
-    owner = make_user(VICTIM, email_verified=True, email_verified_at=PROVED_LONG_AGO)
+    owner = make_user(VICTIM, email_verified=True, email_verified_at=PROVED_LONG_AGO,
+                       password_proved_at=PROVED_LONG_AGO)
     with app.app_context():
         from app.domain import identities
         from app.domain.audit import ClientInfo
@@ -261,7 +283,8 @@ def test_a_github_address_at_a_look_alike_domain_is_someone_else(app, client, gi
     """`straße.de` is a different domain that anyone can register: its verified address is not
     the account of `strasse.de`, however freely that account would link."""
 
-    victim = make_user(STRASSE, email_verified=True, email_verified_at=PROVED_LONG_AGO)
+    victim = make_user(STRASSE, email_verified=True, email_verified_at=PROVED_LONG_AGO,
+                       password_proved_at=PROVED_LONG_AGO)
     github_verified(github_server, STRASSE_LOOKALIKE)
     body = exchange(client, landing(sign_in(client, "github"))[1]["code"], "github").get_json()
     assert body["user"]["id"] != victim.id
@@ -311,7 +334,8 @@ def test_a_providers_hostile_name_is_cleaned_before_it_is_stored(app, client, gi
 
 def test_a_providers_hostile_email_is_no_email(app, client, github_server, make_user):
 
-    make_user("victim@example.com", email_verified=True, email_verified_at=PROVED_LONG_AGO)
+    make_user("victim@example.com", email_verified=True, email_verified_at=PROVED_LONG_AGO,
+              password_proved_at=PROVED_LONG_AGO)
     for hostile in ("victim@example.com\u202e", "victim@example.com\x00",
                     "victim@example.com\r\nBcc: x@evil.example"):
         github_server.next_login(id=31338, emails=[

@@ -119,7 +119,8 @@ def test_a_verified_email_of_an_unconfirmed_account_is_not_linked_unasked(
 
 def test_a_verified_email_of_a_confirmed_account_links_it(client, make_user):
     local = make_user("ada@example.com", email_verified=True,
-                      email_verified_at=datetime(2020, 1, 1, tzinfo=UTC))
+                      email_verified_at=datetime(2020, 1, 1, tzinfo=UTC),
+                      password_proved_at=datetime(2020, 1, 1, tzinfo=UTC))
     body = exchange(client, landing(sign_in(client, "google"))[1]["code"], "google").get_json()
     assert body["user"]["id"] == local.id
 

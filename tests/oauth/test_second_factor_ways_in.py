@@ -4,7 +4,10 @@
 from urllib.parse import urlsplit
 
 import pytest
+from sqlalchemy import update
 
+from app.extensions import db
+from app.models import User
 from tests.providers import fixtures
 from tests.support.oauth import OUR_CALLBACK, exchange, landing
 from tests.support.pages import submit
@@ -24,10 +27,19 @@ def settings(github_server):
 
 @pytest.fixture
 def enrolled(app, make_user, clock):
-    """octo@example.com (GitHub's verified address here), confirmed before its password was set
-    (so no one else can know it: GitHub links to it), with an authenticator app."""
+    """octo@example.com (GitHub's verified address here), its password shown to be its
+    holder's (so no one else can know it: GitHub links to it), with an authenticator app."""
     return enrolled_user(app, make_user, clock, "octo@example.com", email_verified=True,
                          email_verified_at=clock.now)
+
+
+def unproved_password(app, enrolled):
+    """`enrolled`, its password no longer known to be the address holder's."""
+    with app.app_context():
+        db.session.execute(update(User).where(User.id == enrolled[0].id)
+                           .values(password_proved_at=None))
+        db.session.commit()
+    return enrolled
 
 
 def through_github(client, start_path):
@@ -54,9 +66,11 @@ def test_a_provider_sign_in_waits_for_the_second_factor(client, enrolled, clock,
 
 def test_proving_the_password_on_the_link_page_waits_for_the_second_factor(
         app, client, make_user, clock, github_server):
-    """An unconfirmed local account: GitHub's sign-in stops at the link page; proving the
-    password links GitHub, and the sign-in still needs the second factor."""
-    account, secret, _codes = enrolled_user(app, make_user, clock, "octo@example.com")
+    """An account whose password nobody showed to be the address holder's (one from before
+    that was recorded): GitHub's sign-in stops at the link page; proving the password links
+    GitHub, and the sign-in still needs the second factor."""
+    account, secret, _codes = unproved_password(
+        app, enrolled_user(app, make_user, clock, "octo@example.com"))
     response = through_github(client, "/login/github")
     assert response.headers["Location"] == "/login/link"
     proved = submit(client, "/login/link", {"password": account.password})
@@ -71,7 +85,8 @@ def test_the_provider_alone_cannot_take_over_an_account_with_a_second_factor(
         app, client, make_user, clock, github_server):
     """Taking over removes the password and the other providers: with a factor on the account,
     only its owner (password and code) may, so the link page refuses and changes nothing."""
-    account, _secret, _codes = enrolled_user(app, make_user, clock, "octo@example.com")
+    account, _secret, _codes = unproved_password(
+        app, enrolled_user(app, make_user, clock, "octo@example.com"))
     assert through_github(client, "/login/github").headers["Location"] == "/login/link"
     refused = submit(client, "/login/link/take-over", {}, token_from="/login/link")
     assert refused.status_code == 302 and "error=second_factor_first" in refused.headers["Location"]

@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from app.domain import second_factors
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, User
+from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import SYMBOLS
 from tests.support.soft_authenticator import SoftAuthenticator, b64url
@@ -30,7 +31,7 @@ def settings(settings):
 @pytest.fixture
 def user(make_user):
     """The account of these tests, its address proved: adding a factor needs that."""
-    return make_user(email_verified=True)
+    return make_user(**OWNED)
 
 
 @pytest.fixture
@@ -152,7 +153,7 @@ def test_a_registration_answer_is_used_once(app, client, user, authenticator):
 def test_a_registration_made_for_another_account_is_refused(app, client, user, make_user,
                                                             authenticator):
     """Options asked for by one account cannot register a passkey on another."""
-    other = make_user("eve@example.com", email_verified=True)
+    other = make_user("eve@example.com", **OWNED)
     eve = app.test_client()
     assert sign_in_with_password(eve, other).status_code == 302
     asked = options(eve, "/account/passkeys/options", "/account").get_json()
@@ -344,7 +345,7 @@ def test_another_accounts_passkey_does_not_complete_a_second_step(app, client, w
                                                                   make_user):
     """Mallory knows Ada's password and holds a passkey of her own account: it proves nothing
     about Ada."""
-    mallory = make_user("mallory@example.com", email_verified=True)
+    mallory = make_user("mallory@example.com", **OWNED)
     hers = SoftAuthenticator()
     browser = app.test_client()
     assert sign_in_with_password(browser, mallory).status_code == 302
@@ -442,7 +443,7 @@ def test_removing_a_passkey_needs_step_up_and_takes_the_codes_with_the_last(
 
 def test_no_one_removes_another_accounts_passkey(app, client, with_passkey, make_user):
     [passkey] = passkeys_of(app, with_passkey)
-    eve = make_user("eve@example.com", email_verified=True)
+    eve = make_user("eve@example.com", **OWNED)
     sign_in_with_password(client, eve)
     submit(client, f"/account/passkeys/{passkey.id}/remove", {}, token_from="/account")
     assert len(passkeys_of(app, with_passkey)) == 1

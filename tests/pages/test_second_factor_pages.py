@@ -6,6 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
 from tests.support.second_factors import code_at, enrol, enrolled_user
 from tests.support.sites import SYMBOLS
@@ -25,7 +26,7 @@ def code_step(client, code, query=""):
 @pytest.fixture
 def user(make_user):
     """The account of these tests, its address proved: enrolling a factor needs that."""
-    return make_user(email_verified=True)
+    return make_user(**OWNED)
 
 
 def test_an_account_whose_address_nobody_proved_cannot_enrol_a_factor(app, client, make_user):

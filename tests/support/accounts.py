@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 PASSWORD = "correct horse battery staple"
+# The fields of an account whose owner signed up and proved the address from the same browser:
+# the address and the password are both theirs (User.password_is_the_holders).
+OWNED = {"email_verified": True, "password_proved_at": datetime(2020, 1, 1, tzinfo=UTC)}
 
 
 @dataclass

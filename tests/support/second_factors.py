@@ -7,6 +7,7 @@ from html import unescape
 
 import pyotp
 
+from tests.support.accounts import OWNED
 from tests.support.pages import submit
 
 
@@ -32,7 +33,7 @@ def enrol(client, clock) -> tuple[str, list[str]]:
 def enrolled_user(app, make_user, clock, email: str = "ada@example.com", **fields):
     """A user (with `fields` set; the address proved unless they say otherwise) with an
     authenticator app, enrolled from another browser."""
-    account = make_user(email, **{"email_verified": True, **fields})
+    account = make_user(email, **{**OWNED, **fields})
     browser = app.test_client()
     submit(browser, "/login", {"email": account.email, "password": account.password})
     secret, codes = enrol(browser, clock)

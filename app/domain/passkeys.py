@@ -17,6 +17,7 @@ except from synced passkeys, whose counters stay at 0.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import secrets
 from collections.abc import Callable
@@ -66,6 +67,16 @@ def _rp_id() -> str:
 def _origin() -> str:
     parts = urlsplit(current_app.config["PUBLIC_URL"])
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def available() -> bool:
+    """Whether browsers can make passkeys for this service: WebAuthn takes a domain name as the
+    relying party's id, never an IP address (`make run`'s 127.0.0.1: browse localhost instead)."""
+    try:
+        ipaddress.ip_address(_rp_id())
+    except ValueError:
+        return True
+    return False
 
 
 def _user_handle(user: User) -> bytes:

@@ -29,6 +29,7 @@ from app.pages.forms import (
     PasskeyAddForm,
     StepUpForm,
     field_errors,
+    passkey_form,
 )
 from app.web import browser, provider_flow, ratelimits
 from app.web.client import client_info
@@ -46,6 +47,7 @@ def _render(password_form: ChangePasswordForm | None = None,
     signed_in = _signed_in()
     user = signed_in.user
     linked = identities.providers_of(user.id)
+    offered = passkey_form(PasskeyAddForm)
     if request.args.get("linked") in linked:
         flash(f"{providers.DISPLAY_NAMES[request.args['linked']]} is now linked.")
     return render_template(
@@ -56,8 +58,8 @@ def _render(password_form: ChangePasswordForm | None = None,
         notice=refusal_notice(request.args.get("error")),
         second_factor=second_factors.summary(user), step_up=StepUpForm(),
         recent_sign_in=second_factors.recently_signed_in(signed_in.auth_session),
-        passkeys=passkeys.of(user), passkey_form=PasskeyAddForm(),
-    ), status, with_own_script({})
+        passkeys=passkeys.of(user), passkey_form=offered,
+    ), status, with_own_script({}) if offered else {}
 
 
 @bp.get("/account")

@@ -27,6 +27,7 @@ from app.pages.forms import (
     ResetPasswordForm,
     SignupForm,
     field_errors,
+    passkey_form,
 )
 from app.web import browser, captcha, provider_flow, ratelimits, targets
 from app.web.client import client_info
@@ -57,9 +58,11 @@ def login_page(target: Target | None, status: int, form: LoginForm, *,
     """The sign-in form, with the widget when the next attempt for `captcha_email` will be asked
     for a captcha, and the passkey button (our own script: static/passkeys.js)."""
     shown = captcha.login_widget(captcha_email)
+    offered = passkey_form(PasskeyAnswerForm)
     body, status = _page("pages/login.html", target, status, captcha=shown, form=form,
-                         passkey_form=PasskeyAnswerForm(), **context)
-    return body, status, with_own_script(captcha.page_headers(shown))
+                         passkey_form=offered, **context)
+    headers = captcha.page_headers(shown)
+    return body, status, with_own_script(headers) if offered else headers
 
 
 def _site_of(target: Target | None) -> str | None:

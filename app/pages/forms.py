@@ -6,7 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import EmailField, Field, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
-from app.domain import addresses, text
+from app.domain import addresses, passkeys, text
 from app.domain.errors import InvalidBody
 
 # The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
@@ -103,6 +103,12 @@ class PasskeyAnswerForm(FlaskForm):  # type: ignore[misc]
     """A passkey's answer to a ceremony, as JSON (static/passkeys.js puts it in)."""
 
     credential = HiddenField(validators=[DataRequired(), Length(max=60 * 1024)])
+
+
+def passkey_form(form_class: type[PasskeyAnswerForm]) -> PasskeyAnswerForm | None:
+    """A page's passkey form, where browsers can use passkeys for this service (or None: the
+    page then loads no script, and keeps the strict CSP)."""
+    return form_class() if passkeys.available() else None
 
 
 class PasskeyAddForm(PasskeyAnswerForm):

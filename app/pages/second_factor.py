@@ -27,7 +27,13 @@ from app.domain.errors import (
 from app.models import PendingSignIn, User
 from app.pages.account import _signed_in
 from app.pages.blueprint import bp, duration
-from app.pages.forms import PasskeyAnswerForm, SecondFactorForm, StepUpForm, TotpSetupForm
+from app.pages.forms import (
+    PasskeyAnswerForm,
+    SecondFactorForm,
+    StepUpForm,
+    TotpSetupForm,
+    passkey_form,
+)
 from app.web import browser, ratelimits, targets
 from app.web.client import client_info
 from app.web.headers import with_own_script
@@ -172,11 +178,12 @@ def second_step_page(form: SecondFactorForm | None, status: int = 200,
     """The second step: a code, or one of the account's passkeys (our own script does that)."""
     target = targets.from_request(required=False)
     user = second_factors.pending_user(held_second_step()[0], PendingSignIn.HOSTED)
+    offered = passkey_form(PasskeyAnswerForm) if second_factors.has_passkey(user) else None
     body = render_template("pages/second_step.html", form=form or SecondFactorForm(),
                            email=user.email, carry=target.query() if target else {},
                            methods=second_factors.methods(user),
-                           passkey_form=PasskeyAnswerForm(), passkey_error=passkey_error)
-    return body, status, with_own_script({})
+                           passkey_form=offered, passkey_error=passkey_error)
+    return body, status, with_own_script({}) if offered else {}
 
 
 @bp.get("/login/second-factor")

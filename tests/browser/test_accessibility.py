@@ -30,6 +30,7 @@ from tests.support.browser import (
     link_in,
     read_mail,
     sign_in_with_form,
+    signed_in_and_confirmed,
 )
 
 pytestmark = pytest.mark.e2e
@@ -147,19 +148,6 @@ def link_account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str,
     return site.base_url, lambda: page.goto(site.url("/login/link"))
 
 
-def _signed_in_fresh(page: Page, site: Site, label: str) -> str:
-    """A new account, signed in, its address confirmed from this browser: a second factor needs
-    the address and the password shown to be the same person's."""
-    email = new_email(label)
-    create_account(site, email)
-    page.goto(site.url("/login"))
-    sign_in_with_form(page, email, PASSWORD)
-    expect(page).to_have_url(site.url("/account"))
-    page.goto(link_in(read_mail(site, email, "Confirm your email address"), "/confirm-email"))
-    page.goto(site.url("/account"))
-    return email
-
-
 def _totp_code(page: Page) -> str:
     """The code of the key the setup page shows, now (the server runs the real clock)."""
     import pyotp
@@ -168,21 +156,21 @@ def _totp_code(page: Page) -> str:
 
 
 def totp_setup(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
-    _signed_in_fresh(page, site, "a11y-totp")
+    signed_in_and_confirmed(page, site, "a11y-totp")
     page.get_by_role("button", name="Set up an authenticator app").click()
     expect(page).to_have_url(site.url("/account/totp"))
     return site.base_url, lambda: page.goto(site.url("/account/totp"))
 
 
 def _enrolled(page: Page, site: Site, label: str) -> str:
-    email = _signed_in_fresh(page, site, label)
+    email = signed_in_and_confirmed(page, site, label)
     page.get_by_role("button", name="Set up an authenticator app").click()
     page.get_by_label("Code").fill(_totp_code(page))
     return email
 
 
 def recovery_codes(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
-    _signed_in_fresh(page, site, "a11y-codes")
+    signed_in_and_confirmed(page, site, "a11y-codes")
     page.get_by_role("button", name="Set up an authenticator app").click()
     page.get_by_label("Code").fill(_totp_code(page))
     return site.base_url, _submit(page, "Turn on")

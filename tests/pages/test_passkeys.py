@@ -6,6 +6,7 @@ signing in with one alone, one as the second step, removing them, and the attack
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import parse_qs, urlsplit
 
 import jwt
@@ -15,6 +16,7 @@ from sqlalchemy import select, update
 from app.domain import second_factors
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, User
+from app.web.headers import CONTENT_SECURITY_POLICY
 from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import SYMBOLS
@@ -490,3 +492,46 @@ def test_an_answer_naming_another_account_is_refused(client, with_passkey, make_
     refused = submit(client, "/login/passkey", {"credential": json.dumps(answer)},
                      token_from="/login")
     assert refused.status_code == 401 and client.get("/account").status_code == 302
+
+
+# Where the script and its CSP appear ------------------------------------------------------------
+
+def test_the_pages_that_offer_passkeys_load_only_our_own_script(client, with_passkey):
+    """The login page, the second step and the account page: one script, ours, from our origin,
+    calling back only to us; nothing inline. Every other page keeps the policy with no script."""
+    strict = CONTENT_SECURITY_POLICY
+    login = client.get("/login")
+    assert login.headers["Content-Security-Policy"] == (
+        f"{strict}; script-src 'self'; connect-src 'self'")
+    assert re.findall(r"<script[^>]*>", login.get_data(as_text=True)) == [
+        '<script src="/static/passkeys.js" defer>']
+    sign_in_with_password(client, with_passkey)
+    second = client.get("/login/second-factor")
+    assert "script-src 'self'; connect-src 'self'" in second.headers["Content-Security-Policy"]
+    for path in ("/signup", "/forgot-password"):
+        page = client.get(path)
+        assert page.headers["Content-Security-Policy"] == strict and "<script" not in page.text
+
+
+def test_with_captcha_widget_the_login_policy_opens_to_both(app, client, user):
+    app.config.update(CAPTCHA_MODE="on", CAPTCHA_PROVIDER="turnstile", CAPTCHA_SECRET="s",
+                      CAPTCHA_SITE_KEY="k", CAPTCHA_VERIFY_URL="http://127.0.0.1:9/siteverify")
+    for _ in range(3):  # the sign-in asks for a captcha after a few failures
+        submit(client, "/login", {"email": user.email, "password": "not the password"})
+    page = submit(client, "/login", {"email": user.email, "password": "not the password"})
+    assert "cf-turnstile" in page.text
+    policy = page.headers["Content-Security-Policy"]
+    assert "script-src 'self' https://challenges.cloudflare.com;" in policy
+    assert "connect-src 'self' https://challenges.cloudflare.com" in policy
+
+
+@pytest.mark.parametrize("settings", [{"PUBLIC_URL": "http://127.0.0.1:5000"}])
+def test_a_service_reached_by_ip_address_offers_no_passkeys(client, user):
+    """WebAuthn takes a domain name as the relying party's id, never an IP address: no button
+    that cannot work, no script, the strict policy."""
+    login = client.get("/login")
+    assert "passkey" not in login.text and "<script" not in login.text
+    assert login.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    sign_in_with_password(client, user)
+    account = client.get("/account")
+    assert "reached by its domain name" in account.text and "<script" not in account.text

@@ -22,10 +22,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.providers.fixtures import OidcServer
 from tests.support.accounts import PASSWORD
+from tests.support.api import new_email
 from tests.support.sqlite_server import Server
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -244,3 +245,18 @@ def link_in(message: EmailMessage, path: str) -> str:
     found = re.search(r"https?://\S+" + re.escape(path) + r"\?\S+", text)
     assert found, f"no link to {path} in:\n{text}"
     return found.group(0)
+
+
+def signed_in_and_confirmed(page: Page, site: Site, label: str) -> str:
+    """A new account, just signed in with its password (a recent sign-in), whose owner then
+    opened the confirmation link in that browser: the address is confirmed and the password
+    shown to be its holder's (a second factor needs both). On its account page."""
+    address = new_email(label)
+    create_account(site, address)
+    page.goto(site.url("/login"))
+    sign_in_with_form(page, address, PASSWORD)
+    expect(page).to_have_url(site.url("/account"))
+    page.goto(link_in(read_mail(site, address, "Confirm your email address"), "/confirm-email"))
+    expect(page.get_by_role("heading", name="Email confirmed")).to_be_visible()
+    page.goto(site.url("/account"))
+    return address

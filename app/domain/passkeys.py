@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import webauthn
 from flask import current_app
 from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
 from webauthn.helpers import base64url_to_bytes
 from webauthn.helpers.exceptions import WebAuthnException
 from webauthn.helpers.structs import (
@@ -211,7 +212,10 @@ def register(user: User, session: AuthSession, untrusted_json: str, untrusted_na
                       name=name, backup_eligible=verified.credential_device_type == "multi_device",
                       backed_up=verified.credential_backed_up, created_at=now())
     db.session.add(passkey)
-    db.session.flush()
+    try:
+        db.session.flush()
+    except IntegrityError:  # the same passkey, registered by a request racing this one
+        raise InvalidPasskey("That passkey is registered already.") from None
     codes = None
     if first_factor:
         sessions.revoke_all(user.id, "second_factor_added", except_session=session.id)

@@ -1,13 +1,16 @@
 """The OpenID Connect provider and second factors: no code before the second factor, and an ID
 token that says it was used (amr, acr)."""
 
+import json
 from urllib.parse import urlencode
 
 import jwt
 
 from tests.oidc.helpers import authorize_query, pkce, query_of, redeem
-from tests.support.pages import submit
+from tests.support.accounts import OWNED
+from tests.support.pages import csrf_token, submit
 from tests.support.second_factors import code_at, enrolled_user
+from tests.support.soft_authenticator import SoftAuthenticator
 
 
 def test_an_authorization_waits_for_the_second_factor_and_the_id_token_says_so(
@@ -33,3 +36,33 @@ def test_an_authorization_waits_for_the_second_factor_and_the_id_token_says_so(
     assert claims["amr"] == ["pwd", "otp", "mfa"] and claims["acr"] == "aal2"
     access = jwt.decode(tokens["access_token"], options={"verify_signature": False})
     assert access["acr"] == "aal2"
+
+
+def test_a_passkey_alone_answers_an_authorization_and_the_id_token_says_so(app, client,
+                                                                          make_user):
+    """From the login page an authorization request sends the browser to, a passkey alone: back
+    to the authorization with a code, and an ID token whose amr names the key."""
+    origin = app.config["PUBLIC_URL"]
+    account = make_user(**OWNED)
+    authenticator = SoftAuthenticator()
+    owner = app.test_client()
+    submit(owner, "/login", {"email": account.email, "password": account.password})
+    asked = owner.post("/account/passkeys/options",
+                       headers={"X-CSRFToken": csrf_token(owner, "/account")}).get_json()
+    added = submit(owner, "/account/passkeys", {
+        "credential": json.dumps(authenticator.register(asked, origin)), "name": "Key"},
+        token_from="/account")
+    assert added.status_code == 200
+
+    verifier = pkce()
+    query = authorize_query(verifier=verifier)
+    login_path = client.get("/oauth2/authorize?" + urlencode(query)).headers["Location"]
+    options = client.post("/login/passkey/options",
+                          headers={"X-CSRFToken": csrf_token(client, login_path)}).get_json()
+    signed = submit(client, "/login/passkey", {
+        "credential": json.dumps(authenticator.assert_(options, origin))}, token_from=login_path)
+    assert signed.headers["Location"].startswith("/oauth2/authorize")
+    code = query_of(client.get(signed.headers["Location"]).headers["Location"])["code"]
+    tokens = redeem(client, code, verifier).get_json()
+    claims = jwt.decode(tokens["id_token"], options={"verify_signature": False})
+    assert claims["amr"] == ["hwk", "mfa"] and claims["acr"] == "aal2"

@@ -303,7 +303,12 @@ def test_page_is_accessible_secure_and_fits(name: str, new_context: ContextFacto
     assert not foreign, f"requests to another origin: {foreign}"
     stylesheets = [url for url in loaded if url.endswith(".css")]
     assert stylesheets == [origin + "/static/svc.css"], loaded
+    check_at_both_widths(page, axe_source, name)
 
+
+def check_at_both_widths(page: Page, axe_source: str, name: str) -> None:
+    """At 360 and 1280 px: nothing scrolls sideways, axe finds no serious violation, and a
+    screenshot goes to build/screenshots/<name>-<width>.png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for size in (PHONE, DESKTOP):
         page.set_viewport_size(size)

@@ -26,13 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from playwright.sync_api import Locator, Page, Response, expect
 
-from tests.browser.test_accessibility import (
-    DESKTOP,
-    PHONE,
-    SCREENSHOTS,
-    check_axe,
-    no_horizontal_scroll,
-)
+from tests.browser.test_accessibility import PHONE, check_at_both_widths, check_security_headers
 from tests.infra import free_port
 from tests.providers.fixtures import OidcServer
 from tests.support.accounts import PASSWORD
@@ -494,22 +488,6 @@ def test_an_answer_made_on_another_origin_is_refused(new_context: ContextFactory
 # -- accessibility --------------------------------------------------------------------------------
 
 
-def _check_headers(response: Response) -> None:
-    """test_accessibility.py's check_security_headers, for a page that runs the passkey script:
-    script-src and connect-src are 'self' and nothing else."""
-    headers = response.headers
-    csp = headers.get("content-security-policy", "")
-    directives = {part.strip().split(" ", 1)[0]: part.strip() for part in csp.split(";")}
-    assert directives.get("frame-ancestors") == "frame-ancestors 'none'", csp
-    assert "unsafe-inline" not in csp and "unsafe-eval" not in csp, csp
-    assert directives.get("script-src") == "script-src 'self'", csp
-    assert directives.get("connect-src") == "connect-src 'self'", csp
-    assert headers.get("referrer-policy") == "no-referrer", headers
-    assert headers.get("x-content-type-options") == "nosniff", headers
-    assert headers.get("content-type", "").startswith("text/html"), headers
-    assert headers.get("cache-control") == "no-store", headers
-
-
 Load = Callable[[], Response | None]
 Reach = Callable[[ContextFactory, Site], tuple[Page, Load]]
 
@@ -548,16 +526,11 @@ def test_passkey_pages_are_accessible_and_fit(name: str, reach: Reach, shown: st
     response = load()
     page.wait_for_load_state("load")
     assert response is not None and response.status == 200, response
-    _check_headers(response)
+    check_security_headers(response)
+    assert "script-src 'self'" in response.headers["content-security-policy"]
     expect(page.get_by_role("button", name=shown)).to_be_visible()  # the script has run
     foreign = [url for url in loaded if not url.startswith(site.base_url + "/")]
     assert not foreign, f"requests to another origin: {foreign}"
     assert [url for url in loaded if url.endswith(".css")] == [site.url("/static/svc.css")]
     assert site.url("/static/passkeys.js") in loaded
-
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for size in (PHONE, DESKTOP):
-        page.set_viewport_size(size)
-        no_horizontal_scroll(page, size["width"])
-        check_axe(page, axe_source, f"{name} at {size['width']} px")
-        page.screenshot(path=str(SCREENSHOTS / f"{name}-{size['width']}.png"), full_page=True)
+    check_at_both_widths(page, axe_source, name)

@@ -125,9 +125,11 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
         # Factors set while nobody had proved the address are whoever signed up with it: they
         # go, like the providers below. (Enrolling needs a proved address; this is the backstop.)
         second_factors.remove_unproved(user)
-    if row.email == user.email:
+    to_the_address = row.email == user.email
+    if to_the_address:
         accounts.prove_address(user)  # the reset link proved this inbox is theirs...
-    accounts.set_password(user, new_hash, by_address_holder=True)  # ...then chose the password
+    # ...and then its holder chose the password.
+    accounts.set_password(user, new_hash, by_address_holder=to_the_address)
     unlinked = identities.unlink_all(user.id, client)
     sessions.revoke_all(user.id, "password_reset")
     throttle.clear_account(user)  # whoever was failing on this account, the owner is back in

@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy import select, update
 
+from app.extensions import db
+from app.models import User
 from tests.support.pages import csrf_token, submit
 from tests.support.second_factors import code_at
 from tests.support.soft_authenticator import SoftAuthenticator
@@ -93,6 +96,27 @@ def test_the_owners_reset_then_leaves_the_squatter_nothing(app, mallory, mailbox
     assert submit(ada, "/login", {"email": ADA, "password": "ada's own new passphrase"}
                   ).status_code == 302
     assert may_add_factors(ada)  # the password is now the address holder's
+
+
+def test_a_reset_link_mailed_to_an_address_the_account_no_longer_has_proves_nothing(
+        app, mallory, mailbox):
+    """The link proves the inbox it went to: if the account's address is another by now, the
+    password it sets is not shown to be that address's holder's."""
+    assert submit(app.test_client(), "/forgot-password", {"email": ADA}).status_code == 202
+    link = mailbox.last_link(ADA, "/reset-password")
+    with app.app_context():
+        db.session.execute(update(User).where(User.email_key == ADA)
+                           .values(email="ada@elsewhere.example",
+                                   email_key="ada@elsewhere.example"))
+        db.session.commit()
+    stranger = app.test_client()
+    stranger.get(link[link.index("/reset-password"):])
+    assert submit(stranger, "/reset-password", {"new_password": "a passphrase of the link's"},
+                  token_from="/reset-password").status_code == 200
+    with app.app_context():
+        owner = db.session.scalars(select(User).where(
+            User.email_key == "ada@elsewhere.example")).one()
+        assert owner.password_proved_at is None and not owner.password_is_the_holders
 
 
 # The owner's own journeys ----------------------------------------------------------------------

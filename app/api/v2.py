@@ -101,7 +101,7 @@ def exchange_code() -> Response:
     return no_store(login_json(issued))
 
 
-@bp.delete("/auth/providers/<provider>")
+@bp.delete("/auth/providers/<provider:provider>")
 def unlink_provider(provider: str) -> tuple[str, int]:
     identities.unlink(current_bearer().account.id, provider, client_info())
     return "", 204

@@ -11,6 +11,7 @@ RESERVED = ("login", "signup", "verify", "refresh", "logout", "exchange-code", "
 
 class ProviderConverter(BaseConverter):
     """Any one path segment but our own endpoint names, so that `GET /api/v2/auth/login` is
-    still a 405 rather than an unknown provider called "login"."""
+    still a 405 rather than an unknown provider called "login". No control character: a NUL
+    would reach PostgreSQL, which cannot even compare one (a 500 instead of a 404)."""
 
-    regex = r"(?!(?:" + "|".join(RESERVED) + r")(?:/|$))[^/]{1,64}"
+    regex = r"(?!(?:" + "|".join(RESERVED) + r")(?:/|$))[^/\x00-\x1f\x7f]{1,64}"

@@ -91,3 +91,12 @@ def test_a_field_with_a_nul_byte_is_refused_without_echoing_it(client):
         "full_name": "Robert'); DROP TABLE users;--\x00"})
     assert response.status_code == 422
     assert b"DROP TABLE" not in response.data
+
+
+@pytest.mark.parametrize("provider", ["%00", "git%0ahub", "%7f"])
+def test_a_control_character_in_a_provider_path_is_a_404_problem(client, user, login, provider):
+    """It never reaches the database (PostgreSQL cannot compare a NUL: that was a 500)."""
+    token = login(user)["access_token"]
+    response = client.delete(f"/api/v2/auth/providers/{provider}",
+                             headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 404 and response.get_json()["code"] == "not_found"

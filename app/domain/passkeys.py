@@ -226,8 +226,11 @@ def register(user: User, session: AuthSession, untrusted_json: str, untrusted_na
 
 
 def _transports(credential: dict[str, Any]) -> str:
-    said = credential.get("response", {}).get("transports") or []
-    return ",".join(t for t in said if isinstance(t, str) and t in _TRANSPORTS)[:200]
+    """The transports the browser reported, those we know of (it is a hint, not checked)."""
+    said = credential["response"].get("transports")
+    known = [t for t in said if isinstance(t, str) and t in _TRANSPORTS] \
+        if isinstance(said, list) else []
+    return ",".join(known)[:200]
 
 
 @writes
@@ -248,10 +251,12 @@ def remove(user: User, session: AuthSession, passkey_id: str, code: str | None,
 
 # Signing in ------------------------------------------------------------------------------------
 
-def _verified(answer: _Answer, *, require_user_verification: bool) -> Passkey:
-    """The stored passkey whose signature the answer carries, its counter and flags updated.
-    InvalidPasskey (kept) for an unknown passkey, another account's handle, a bad signature,
-    origin or relying party, a counter that went back, or a missing user verification."""
+def _verified(answer: _Answer, *, require_user_verification: bool,
+              owner: str | None = None) -> Passkey:
+    """The stored passkey whose signature the answer carries (of the account `owner`, when
+    given), its counter and flags updated. InvalidPasskey (kept) for an unknown passkey or
+    another account's, another account's handle, a bad signature, origin or relying party, a
+    counter that went back, or a missing user verification."""
     try:
         credential_id = base64url_to_bytes(answer.credential["rawId"])
     except (ValueError, KeyError, TypeError):
@@ -261,6 +266,8 @@ def _verified(answer: _Answer, *, require_user_verification: bool) -> Passkey:
     if passkey is None:
         raise kept(InvalidPasskey("That passkey is not one of this service's (it may have been "
                                   "removed). Sign in another way."))
+    if owner is not None and passkey.user_id != owner:
+        raise kept(InvalidPasskey())  # nor is another account's touched
     try:
         handle = answer.credential["response"].get("userHandle")
         if handle and base64url_to_bytes(handle) != passkey.user_id.encode():
@@ -332,10 +339,10 @@ def second_step(untrusted_json: str) -> Callable[[User, PendingSignIn], str | No
             answer = _claimed(untrusted_json, PasskeyChallenge.SECOND_STEP)
             if answer.ceremony.pending_hash != pending.token_hash:
                 return None
-            passkey = _verified(answer, require_user_verification=False)
+            passkey = _verified(answer, require_user_verification=False, owner=user.id)
         except InvalidPasskey:
             return None  # counted like a wrong code; the challenge stays spent
-        return method_of(passkey) if passkey.user_id == user.id else None
+        return method_of(passkey)
     return prove
 
 

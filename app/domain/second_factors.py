@@ -258,7 +258,6 @@ def _remove_all(user: User) -> None:
 
 def drop_recovery_codes_if_unprotected(user: User) -> None:
     """Recovery codes stand in for a second factor: they go with the account's last one."""
-    db.session.flush()
     if not has_second_factor(user):
         db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
 

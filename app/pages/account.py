@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
@@ -131,11 +133,11 @@ def unlink_provider(provider: str) -> Response:
     return redirect(url_for(".account"))
 
 
-@bp.post("/account/sessions/<session_id>/end")
+@bp.post("/account/sessions/<uuid:session_id>/end")  # an id, or no route (never a NUL)
 @login_required
-def end_session(session_id: str) -> Response:
+def end_session(session_id: UUID) -> Response:
     signed_in = _signed_in()
-    target = sessions.live_session(session_id)
+    target = sessions.live_session(str(session_id))
     if target is None or target.user_id != signed_in.user.id:
         abort(404)
     if target.id == signed_in.auth_session.id:

@@ -8,6 +8,8 @@ form's CSRF token in X-CSRFToken), then the form itself, with the browser's answ
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from flask import Response, flash, jsonify, redirect, render_template, url_for
 from flask_login import login_required
 
@@ -49,8 +51,6 @@ def _json(options_json: str) -> Response:
 def _json_refusal(error: AuthError) -> tuple[Response, int]:
     """What the script shows in place of the browser's prompt."""
     detail = STEP_UP_ADVICE if isinstance(error, StepUpRequired) else error.detail
-    if isinstance(error, RateLimited):
-        detail = f"Too many attempts. Try again in {duration(error.retry_after)}."
     return jsonify(error=detail), error.status
 
 
@@ -88,12 +88,12 @@ def passkey_add() -> Page:
     return redirect(url_for(".account", _anchor="passkeys"))
 
 
-@bp.post("/account/passkeys/<passkey_id>/remove")
+@bp.post("/account/passkeys/<uuid:passkey_id>/remove")  # an id, or no route (never a NUL)
 @login_required
 @ratelimits.second_factor
-def passkey_remove(passkey_id: str) -> Response:
+def passkey_remove(passkey_id: UUID) -> Response:
     removed = behind_step_up(lambda signed_in, code: passkeys.remove(
-        signed_in.user, signed_in.auth_session, passkey_id, code, client_info()))
+        signed_in.user, signed_in.auth_session, str(passkey_id), code, client_info()))
     if isinstance(removed, Response):
         return removed
     flash(f"Passkey “{removed.name}” removed.")

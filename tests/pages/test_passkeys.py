@@ -359,6 +359,8 @@ def test_another_accounts_passkey_does_not_complete_a_second_step(app, client, w
         assert db.session.scalars(select(AuditEvent).where(
             AuditEvent.event == "second_factor_failed",
             AuditEvent.user_id == with_passkey.id)).first() is not None
+    [untouched] = passkeys_of(app, mallory)  # refused before it was verified or counted
+    assert untouched.sign_count == 0 and untouched.last_used_at is None
 
 
 def test_a_second_step_challenge_serves_only_its_own_pending_sign_in(app, client, with_passkey,
@@ -535,3 +537,71 @@ def test_a_service_reached_by_ip_address_offers_no_passkeys(client, user):
     sign_in_with_password(client, user)
     account = client.get("/account")
     assert "reached by its domain name" in account.text and "<script" not in account.text
+
+
+# Hostile input, forged forms and limits ----------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/account/passkeys/%00/remove", "/account/passkeys/x/remove",
+                                  "/account/sessions/%00/end", "/account/sessions/x/end"])
+def test_an_id_that_is_no_id_is_a_404_page(app, client, with_passkey, path):
+    """Never a query (PostgreSQL cannot compare a NUL: that was a 500)."""
+    sign_in_with_password(client, with_passkey)
+    response = submit(client, path, {}, token_from="/login/second-factor")
+    assert response.status_code == 404 and "text/html" in response.content_type
+    assert len(passkeys_of(app, with_passkey)) == 1
+
+
+@pytest.mark.parametrize(("transports", "kept"), [
+    (5, ""), ("usb", ""), ({"usb": 1}, ""), ([None, 5, "usb", "smoke-signal"], "usb")])
+def test_hostile_transports_are_dropped_not_a_500(app, client, user, transports, kept):
+    """Transports are the browser's hint: what is not a list of known names is left out."""
+    sign_in_with_password(client, user)
+    asked = options(client, "/account/passkeys/options", "/account").get_json()
+    answer = SoftAuthenticator().register(asked, ORIGIN)
+    answer["response"]["transports"] = transports
+    added = submit(client, "/account/passkeys", {"credential": json.dumps(answer), "name": "K"},
+                   token_from="/account")
+    assert added.status_code == 200
+    [passkey] = passkeys_of(app, user)
+    assert passkey.transports == kept
+
+
+def test_every_passkey_form_needs_its_csrf_token(app, client, with_passkey, authenticator):
+    """A page elsewhere cannot sign a browser in (into an account of its choosing), add, remove
+    or complete anything with a forged post."""
+    [passkey] = passkeys_of(app, with_passkey)
+    asked = options(client, "/login/passkey/options", "/login").get_json()
+    forged = {"credential": json.dumps(authenticator.assert_(asked, ORIGIN))}
+    assert client.post("/login/passkey", data=forged).status_code == 400
+    assert client.get("/account").status_code == 302  # not signed in
+    sign_in_with_password(client, with_passkey)
+    assert client.post("/login/second-factor/passkey", data=forged).status_code == 400
+    assert client.get("/account").status_code == 302  # still waiting for the second step
+    assert second_step_with_passkey(client, authenticator).status_code == 302
+    assert client.post(f"/account/passkeys/{passkey.id}/remove").status_code == 400
+    assert client.post("/account/passkeys", data={"credential": "{}", "name": "x"}
+                       ).status_code == 400
+    assert [p.id for p in passkeys_of(app, with_passkey)] == [passkey.id]
+
+
+@pytest.mark.parametrize("settings", [{"PUBLIC_URL": ORIGIN, "RATELIMIT_ENABLED": True,
+                                       "LIMIT_PASSKEY_OPTIONS": "2 per minute",
+                                       "LIMIT_LOGIN_IP": "2 per minute"}])
+def test_ceremonies_and_answers_are_limited_per_address(app, with_passkey, authenticator):
+    """Each ceremony writes a challenge, each answer costs a signature check: neither is free.
+    (From an address of its own: adding the passkey counted against the fixture's.)"""
+    def browser_at_the_address():
+        browser = app.test_client()
+        browser.environ_base["REMOTE_ADDR"] = "203.0.113.9"
+        return browser
+    client = browser_at_the_address()
+    token = csrf_token(client, "/login")
+    asked = [client.post("/login/passkey/options", headers={"X-CSRFToken": token})
+             for _ in range(3)]
+    assert [a.status_code for a in asked] == [200, 200, 429]
+    answers = [submit(browser_at_the_address(), "/login/passkey", {
+        "credential": json.dumps(authenticator.assert_(a.get_json(), ORIGIN))},
+        token_from="/login") for a in asked[:2]]
+    assert [a.status_code for a in answers] == [302, 302]
+    third = submit(client, "/login/passkey", {"credential": "{}"}, token_from="/login")
+    assert third.status_code == 429 and third.headers["Retry-After"]

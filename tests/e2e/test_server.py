@@ -170,14 +170,15 @@ def test_every_worker_signs_and_verifies_with_the_same_key(server: Server) -> No
             batch_traces.append(trace)
             calls += 1
         verified_by.update(server.traced_pids(batch_traces))
+    # Sequential calls may all land on one worker (a sync worker that just answered is the
+    # first back at accept); the tokens were issued by two or more, so some crossed anyway.
     assert crossed(issued_by, verified_by), "no token was verified by a worker but its issuer"
-    assert len(set(verified_by.values())) >= 2
     assert all(len(seen) == 1 for seen in sessions_seen.values())
     assert len(set().union(*sessions_seen.values())) == len(tokens)  # one session per login
 
     # Concurrent JWKS requests, so that several workers answer; every one publishes one key.
     key_sets, jwks_traces = [], []
-    for batch in range(5):
+    for batch in range(15):
         traces = [f"jwks-{run}-{batch}-{i}" for i in range(4)]
         responses = all_at_once(4, lambda i, traces=traces: get(
             server, "/.well-known/jwks.json", headers={TRACE_HEADER: traces[i]}))

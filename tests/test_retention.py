@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from app.domain import retention
 from app.extensions import db
-from app.models import AuditEvent, HandoffCode, OneTimeToken
+from app.models import AuditEvent, HandoffCode, OneTimeToken, PushedRequest
 
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
@@ -31,6 +31,12 @@ def add_token(user_id, name, expires_at, used=False):
                                 purpose=OneTimeToken.RESET_PASSWORD, email="ada@example.com",
                                 created_at=expires_at - HOUR, expires_at=expires_at,
                                 used_at=expires_at - HOUR if used else None))
+
+
+def add_pushed(name, expires_at):
+    db.session.add(PushedRequest(handle_hash=name.ljust(64, "0"), client_id="symbols", params="{}",
+                                 created_at=expires_at - timedelta(minutes=10),
+                                 expires_at=expires_at))
 
 
 def add_event(name, at):
@@ -57,6 +63,8 @@ def test_purge_deletes_what_is_past_its_retention_and_keeps_the_rest(app, user, 
         add_code(user.id, "c-expired-25h", at - 25 * HOUR)
         add_code(user.id, "c-expired-23h", at - 23 * HOUR)
         add_code(user.id, "c-live", at + timedelta(seconds=30))
+        add_pushed("p-expired-25h", at - 25 * HOUR)
+        add_pushed("p-expired-23h", at - 23 * HOUR)
         add_token(user.id, "t-used-expired-25h", at - 25 * HOUR, used=True)
         add_token(user.id, "t-expired-25h", at - 25 * HOUR)
         add_token(user.id, "t-used-expires-later", at + HOUR, used=True)
@@ -72,11 +80,14 @@ def test_purge_deletes_what_is_past_its_retention_and_keeps_the_rest(app, user, 
     assert "Deleted 0 ended sessions." in output
     assert "Deleted 1 expired handoff codes." in output
     assert "Deleted 2 expired reset and confirmation tokens." in output
+    assert "Deleted 1 expired pushed authorization requests." in output
     assert "Deleted 1 audit events past their retention." in output
     assert "Deleted 1 mail jobs finished past SVC_MAIL_RETENTION_DAYS." in output
     with app.app_context():
         assert [name.rstrip("0") for name in names(HandoffCode.code_hash)] == [
             "c-expired-23h", "c-live"]
+        assert [name.rstrip("0") for name in names(PushedRequest.handle_hash)] == [
+            "p-expired-23h"]
         assert [name.rstrip("0") for name in names(OneTimeToken.token_hash)] == [
             "t-live", "t-used-expires-later"]
         assert names(AuditEvent.event) == ["e-364-days"]

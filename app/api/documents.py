@@ -146,7 +146,8 @@ class Jwks(Document):
 
 
 class IssuerMetadata(BaseModel):
-    """OpenID Connect Discovery 1.0 (and RFC 8414's revocation and introspection endpoints)."""
+    """OpenID Connect Discovery 1.0 (and RFC 8414's revocation and introspection endpoints,
+    RFC 9126's pushed authorization request endpoint)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -158,6 +159,7 @@ class IssuerMetadata(BaseModel):
     revocation_endpoint: str
     introspection_endpoint: str
     end_session_endpoint: str
+    pushed_authorization_request_endpoint: str
     response_types_supported: list[str]
     subject_types_supported: list[str]
     id_token_signing_alg_values_supported: list[str]
@@ -189,6 +191,33 @@ class TokenForm(BaseModel):
     scope: str | None = Field(None, description="refresh_token: the scope again, or part of it.")
     client_id: str | None = None
     client_secret: str | None = None
+
+
+class PushedRequestForm(BaseModel):
+    """`application/x-www-form-urlencoded` (RFC 9126): the authorization request's parameters
+    (as for GET /oauth2/authorize, each once), with the client's authentication as at the token
+    endpoint."""
+
+    model_config = ConfigDict(extra="allow")
+
+    response_type: Literal["code"]
+    redirect_uri: str
+    scope: str | None = None
+    state: str | None = None
+    nonce: str | None = None
+    code_challenge: str | None = None
+    code_challenge_method: Literal["S256"] | None = None
+    prompt: str | None = None
+    max_age: str | None = None
+    login_hint: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+
+
+class PushedRequest(Document):
+    request_uri: str = Field(description="Send the browser to /oauth2/authorize with only "
+                                         "`client_id` and this; single use.")
+    expires_in: int = Field(description="Seconds it stays usable (600).")
 
 
 class TokenHintForm(BaseModel):

@@ -57,15 +57,20 @@ TARGET = (
           schema={"type": "string", "enum": ["S256"]}),
 )
 AUTHORIZE = (
-    Param("response_type", required=True, schema={"type": "string", "enum": ["code"]}),
+    Param("response_type", schema={"type": "string", "enum": ["code"]},
+          description="Required, unless `request_uri` brings it."),
     Param("client_id", required=True, description="The site's registered name."),
-    Param("redirect_uri", required=True, description="Exactly one the site registered."),
+    Param("redirect_uri", description="Exactly one the site registered; required, unless "
+                                      "`request_uri` brings it."),
+    Param("request_uri", description="From POST /oauth2/par (RFC 9126): the parameters that "
+                                     "client pushed, which are then the only ones read."),
     Param("scope", description="Of `openid email profile` (the default: all three)."),
     Param("state"), Param("nonce", description="Echoed in the ID token."),
     Param("code_challenge", description="PKCE S256; required of public clients."),
     Param("code_challenge_method", schema={"type": "string", "enum": ["S256"]}),
     Param("prompt", description="`none`, `login`, `consent` or `create`."),
     Param("max_age", description="Seconds since the last sign-in, at most."),
+    Param("login_hint", description="An address to fill in on the login page."),
 )
 LOGOUT = (Param("id_token_hint", description="An ID token of ours."),
           Param("post_logout_redirect_uri", description="One the client registered."),
@@ -168,6 +173,10 @@ OPERATIONS = (
               "The consent page's answer (`decision=allow|deny`, its CSRF token)", "oidc",
               {302: "redirect", 400: "page", 403: "page", 429: "page"}, params=AUTHORIZE,
               errors=out.OAuthError),
+    Operation("post", "/oauth2/par", "oidcPushedRequest",
+              "Push an authorization request (RFC 9126)", "oidc",
+              {201: out.PushedRequest, 400: out.OAuthError, 401: out.OAuthError},
+              form=out.PushedRequestForm, client_auth=True, errors=out.OAuthError),
     Operation("post", "/oauth2/token", "oidcToken", "Token endpoint (RFC 6749)", "oidc",
               {200: out.OidcTokens, 400: out.OAuthError, 401: out.OAuthError},
               form=out.TokenForm, client_auth=True, errors=out.OAuthError),

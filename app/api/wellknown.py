@@ -31,7 +31,8 @@ def jwks() -> Response:
 OIDC_ENDPOINTS = {"authorization_endpoint": "oidc.authorize", "token_endpoint": "oidc.token",
                   "userinfo_endpoint": "oidc.userinfo", "revocation_endpoint": "oidc.revoke",
                   "introspection_endpoint": "oidc.introspect",
-                  "end_session_endpoint": "oidc.end_session"}
+                  "end_session_endpoint": "oidc.end_session",
+                  "pushed_authorization_request_endpoint": "oidc.push_authorization_request"}
 CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 
 
@@ -57,7 +58,8 @@ def issuer_metadata() -> Response:
                              "sid", "amr", "email", "email_verified", "name"],
         "claims_parameter_supported": False,
         "request_parameter_supported": False,
-        "request_uri_parameter_supported": False,
+        "request_uri_parameter_supported": False,  # request objects by reference (RFC 9101)
+        "require_pushed_authorization_requests": False,
     }), 3600)
 
 

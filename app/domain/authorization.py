@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
-from app.domain import audit, handoff, sessions, tokens
+from app.domain import audit, handoff, pushed_requests, sessions, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
@@ -42,6 +42,7 @@ class Authorization:
     scope: str
     nonce: str | None
     code_challenge: str | None
+    pushed_request: str | None = None  # its request_uri, spent with the code (RFC 9126)
 
 
 def auth_time(browser_session: AuthSession) -> int:
@@ -52,8 +53,10 @@ def auth_time(browser_session: AuthSession) -> int:
 @writes
 def save_code(raw: str, browser_session: AuthSession, authorization: Authorization) -> None:
     """Store a code for the client (only its hash). EmailNotConfirmed when the account may not
-    sign in."""
+    sign in; InvalidRequestUri when the pushed request it came from was already spent."""
     sessions.require_confirmed(browser_session.user)
+    if authorization.pushed_request is not None:
+        pushed_requests.spend(authorization.pushed_request)
     at = now()
     db.session.add(HandoffCode(
         code_hash=tokens.hash_secret(raw), user_id=browser_session.user_id,

@@ -120,6 +120,16 @@ class InvalidRequest(AuthError):
     detail = "The request is missing a parameter or has an invalid one."
 
 
+class InvalidRequestUri(AuthError):
+    """A pushed authorization request (RFC 9126) that is unknown, another client's, expired or
+    already used."""
+
+    status = 400
+    code = "invalid_request_uri"
+    detail = ("This sign-in request expired or was already used. Go back to the site you came "
+              "from and start again.")
+
+
 class UnknownProvider(AuthError):
     status = 404
     code = "unknown_provider"

@@ -21,7 +21,7 @@ from app.db.transactions import writes
 from app.domain import outbox_ops, passkeys, second_factors, sessions, throttle
 from app.domain.clock import now
 from app.extensions import db
-from app.models import AuditEvent, HandoffCode, OneTimeToken
+from app.models import AuditEvent, HandoffCode, OneTimeToken, PushedRequest
 
 BATCH = 5_000
 
@@ -63,6 +63,10 @@ def purge_handoff_codes() -> int:
     return _delete_batched(HandoffCode.code_hash, HandoffCode.expires_at < _spent_before())
 
 
+def purge_pushed_requests() -> int:
+    return _delete_batched(PushedRequest.handle_hash, PushedRequest.expires_at < _spent_before())
+
+
 def purge_one_time_tokens() -> int:
     return _delete_batched(OneTimeToken.token_hash, OneTimeToken.expires_at < _spent_before())
 
@@ -84,6 +88,7 @@ STEPS: list[Step] = [
     Step("ended sessions", sessions.purge_expired),
     Step("failure and rate-limit counters of windows long past", throttle.purge_stale),
     Step("expired handoff codes", purge_handoff_codes),
+    Step("expired pushed authorization requests", purge_pushed_requests),
     Step("expired reset and confirmation tokens", purge_one_time_tokens),
     Step("pending sign-ins long expired", second_factors.purge_expired),
     Step("passkey challenges long expired", passkeys.purge_expired),

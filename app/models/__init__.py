@@ -8,6 +8,7 @@ from app.models.identity import Identity
 from app.models.mail_job import MailJob
 from app.models.one_time_token import OneTimeToken
 from app.models.passkey import Passkey, PasskeyChallenge
+from app.models.pushed_request import PushedRequest
 from app.models.rate_limit_counter import RateLimitCounter
 from app.models.second_factor import PendingSignIn, RecoveryCode, TotpFactor
 from app.models.session import AuthSession, RefreshToken
@@ -16,5 +17,5 @@ from app.models.user import User
 
 __all__ = ["AuditEvent", "AuthSession", "ClientSite", "ConsentGrant", "FailureCounter",
            "HandoffCode", "Identity", "MailJob", "OneTimeToken", "Passkey", "PasskeyChallenge",
-           "PendingSignIn", "RateLimitCounter", "RecoveryCode", "RefreshToken", "TotpFactor",
-           "User"]
+           "PendingSignIn", "PushedRequest", "RateLimitCounter", "RecoveryCode", "RefreshToken",
+           "TotpFactor", "User"]

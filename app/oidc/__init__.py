@@ -1,9 +1,11 @@
-"""The OpenID Connect provider's endpoints: authorization (through the hosted login), token,
-userinfo, revocation, introspection and RP-initiated logout. The protocol is authlib's
-(app/oidc/server.py); the rules are the domain's (app/domain/authorization.py)."""
+"""The OpenID Connect provider's endpoints: authorization (through the hosted login), pushed
+authorization requests, token, userinfo, revocation, introspection and RP-initiated logout.
+The protocol is authlib's (app/oidc/server.py); the rules are the domain's
+(app/domain/authorization.py, domain/pushed_requests.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from authlib.oauth2.rfc6749 import AccessDeniedError, InvalidRequestError, OAuth2Error
@@ -14,7 +16,13 @@ from wtforms import ValidationError
 
 from app.domain import authorization
 from app.domain.clock import now
-from app.domain.errors import AuthError, BearerError, InvalidToken, MissingToken
+from app.domain.errors import (
+    AuthError,
+    BearerError,
+    InvalidRequestUri,
+    InvalidToken,
+    MissingToken,
+)
 from app.oidc import server as oidc_server
 from app.web import browser, pending_authorization, ratelimits
 from app.web.client import client_info
@@ -65,13 +73,20 @@ def _refused(error: OAuth2Error) -> Response | tuple[str, int]:
                  error.description or "The site that sent you here made a mistake.")
 
 
-def _max_age() -> int | None:
-    untrusted_max_age = request.args.get("max_age")
+def _max_age(params: Mapping[str, str]) -> int | None:
+    untrusted_max_age = params.get("max_age")
     if untrusted_max_age is None:
         return None
     if not untrusted_max_age.isdigit() or len(untrusted_max_age) > 9:
         raise InvalidRequestError("max_age must be a number of seconds.")
     return int(untrusted_max_age)
+
+
+def _prompts(params: Mapping[str, str]) -> set[str]:
+    prompts = set((params.get("prompt") or "").split())
+    if "none" in prompts and len(prompts) > 1:
+        raise InvalidRequestError("prompt=none cannot be combined with another prompt.")
+    return prompts
 
 
 def _must_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str],
@@ -115,30 +130,37 @@ def _authorize(decision: str | None) -> Response | tuple[str, int]:
     server = oidc_server.server()
     signed_in = browser.current()
     try:
-        grant = server.get_consent_grant(end_user=signed_in)
+        asked = oidc_server.authorization_request()
+        grant = server.get_consent_grant(request=asked, end_user=signed_in)
+    except InvalidRequestUri as error:
+        return _page(error.status, "This sign-in request cannot be used", error.detail)
     except OAuth2Error as error:
         return _refused(error)
+    params = asked.payload.data
     query = request.query_string.decode()
     waited = pending_authorization.pending()
     waited = waited if waited is not None and waited.query == query else None
-    prompts = set((request.args.get("prompt") or "").split())
     try:
         if len(query) > pending_authorization.MAX_QUERY:
             raise InvalidRequestError("The authorization request is too long.")
-        if _must_sign_in(signed_in, prompts, _max_age(), waited):
+        prompts = _prompts(params)
+        if _must_sign_in(signed_in, prompts, _max_age(params), waited):
             if "none" in prompts:
                 raise LoginRequiredError()
-            return _to_sign_in(signed_in, prompts, query, waited)
+            return _to_sign_in(signed_in, prompts, params, query, waited)
         assert signed_in is not None
         if not _consented(grant, signed_in, prompts, decision):
             if "none" in prompts:
                 raise ConsentRequiredError()
             return _consent_page(grant, signed_in)
     except OAuth2Error as error:
-        error.redirect_uri, error.state = grant.redirect_uri, request.args.get("state")
+        error.redirect_uri, error.state = grant.redirect_uri, params.get("state")
         return _refused(error)
     try:
-        response = server.create_authorization_response(grant=grant, grant_user=signed_in)
+        response = server.create_authorization_response(request=asked, grant=grant,
+                                                        grant_user=signed_in)
+    except InvalidRequestUri as error:  # spent meanwhile, by another tab
+        return _page(error.status, "This sign-in request cannot be used", error.detail)
     except AuthError as error:  # EmailNotConfirmed: as for the handoff, a page and no code
         return _page(error.status, "You cannot sign in to this site yet", error.detail)
     response.headers["Cache-Control"] = "no-store"
@@ -167,14 +189,29 @@ def _consent_page(grant: Any, signed_in: browser.BrowserUser) -> tuple[str, int]
                            action=request.full_path), 200
 
 
-def _to_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str], query: str,
+def _to_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str],
+                params: Mapping[str, str], query: str,
                 waited: pending_authorization.Pending | None) -> Response:
     page = "pages.signup_form" if "create" in prompts else "pages.login_form"
     again = {"prompt": "login"} if signed_in is not None else {}
-    if request.args.get("login_hint") and page == "pages.login_form":
-        again["login_hint"] = request.args["login_hint"]
+    if params.get("login_hint") and page == "pages.login_form":
+        again["login_hint"] = params["login_hint"]
     asked_at = waited.asked_at if waited is not None else int(now().timestamp())
     return pending_authorization.remember(redirect(url_for(page, **again)), query, asked_at)
+
+
+# Pushed authorization requests (RFC 9126) ---------------------------------------------------
+
+def _check_pushed(params: Mapping[str, str]) -> None:
+    """What the authorization endpoint checks beyond authlib: max_age and prompt."""
+    _max_age(params)
+    _prompts(params)
+
+
+@bp.post("/oauth2/par")
+@ratelimits.oidc_token
+def push_authorization_request() -> Response:
+    return oidc_server.push_authorization_request(_check_pushed)
 
 
 # Tokens --------------------------------------------------------------------------------------

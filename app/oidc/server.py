@@ -10,10 +10,13 @@ the client registry (domain/sites.py), the codes, sessions, tokens and claims
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
+from authlib.integrations.flask_oauth2.requests import FlaskOAuth2Request
 from authlib.oauth2 import OAuth2Request
 from authlib.oauth2.rfc6749 import (
     InvalidGrantError,
@@ -28,14 +31,16 @@ from authlib.oauth2.rfc6749.grants import (
     RefreshTokenGrant,
 )
 from authlib.oauth2.rfc6749.hooks import hooked
+from authlib.oauth2.rfc6749.requests import OAuth2Payload
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from authlib.oidc.core.grants import OpenIDCode
 from authlib.oidc.rpinitiated import EndSessionEndpoint, EndSessionRequest
-from flask import Flask, current_app
+from flask import Flask, Response, current_app, jsonify
+from flask import request as flask_request
 
-from app.domain import authorization, handoff, sessions, sites, tokens
+from app.domain import authorization, handoff, pushed_requests, sessions, sites, tokens
 from app.domain.errors import AuthError
 from app.domain.sites import Site
 from app.domain.tools import tools
@@ -154,7 +159,8 @@ class CodeGrant(AuthorizationCodeGrant):  # type: ignore[misc]
         authorization.save_code(code, signed_in.auth_session, authorization.Authorization(
             client_id=request.client.client_id, redirect_uri=request.payload.redirect_uri,
             scope=request.scope, nonce=data.get("nonce"),
-            code_challenge=data.get("code_challenge")))
+            code_challenge=data.get("code_challenge"),
+            pushed_request=request.request_uri if isinstance(request, Pushed) else None))
 
     def query_authorization_code(self, code: str, client: Client) -> Code | None:
         row = authorization.find_code(code)
@@ -352,8 +358,95 @@ class EndSession(EndSessionEndpoint):  # type: ignore[misc]
             browser.sign_out()
 
 
+# Pushed authorization requests (RFC 9126) ---------------------------------------------------
+
+class _Params(OAuth2Payload):
+    """Parameters as authlib reads them, from a mapping of one value each."""
+
+    def __init__(self, params: Mapping[str, str]) -> None:
+        self._params = dict(params)
+
+    @property
+    def data(self) -> dict[str, str]:
+        return self._params
+
+    @property
+    def datalist(self) -> dict[str, list[str]]:
+        return {name: [value] for name, value in self._params.items()}
+
+
+class Pushed(OAuth2Request):  # type: ignore[misc]
+    """An authorization request whose parameters a client pushed (or is pushing): authlib
+    validates them as it would a query."""
+
+    def __init__(self, params: Mapping[str, str], request_uri: str | None) -> None:
+        super().__init__(flask_request.method, flask_request.url, headers=flask_request.headers)
+        self.payload = _Params(params)
+        self.request_uri = request_uri
+
+
+def authorization_request() -> OAuth2Request:
+    """The authorization request at the authorization endpoint: the browser's query, or, when
+    it names a request_uri, the parameters its client pushed, and those alone (RFC 9126 §4).
+    InvalidRequestUri when the request_uri is not a live one of the client_id beside it."""
+    untrusted_request_uri = flask_request.args.get("request_uri")
+    if untrusted_request_uri is None:
+        return FlaskOAuth2Request(flask_request)
+    params = pushed_requests.params_of(untrusted_request_uri, flask_request.args.get("client_id"))
+    return Pushed(params, untrusted_request_uri)
+
+
+def _pushed_params(client: Client) -> dict[str, str]:
+    """The authorization request in a push's form body, for the client that sent it."""
+    form = flask_request.form
+    if any(len(form.getlist(name)) > 1 for name in form):
+        raise InvalidRequestError("A parameter is given more than once.")
+    if "request_uri" in form or "request" in form:
+        raise InvalidRequestError("A pushed request carries its parameters, not request or "
+                                  "request_uri.")
+    if form.get("client_id", client.client_id) != client.client_id:
+        raise InvalidRequestError("client_id is not the authenticated client.")
+    params = {name: value for name, value in form.items() if name != "client_secret"}
+    params["client_id"] = client.client_id
+    if len(json.dumps(params)) > pushed_requests.MAX_PARAMS:
+        raise InvalidRequestError("The authorization request is too long.")
+    return params
+
+
+def push_authorization_request(validate_params: Any) -> Response:
+    """RFC 9126 §2: authenticate the client, validate its authorization request as the
+    authorization endpoint would (and `validate_params` what authlib leaves to us), keep it,
+    and answer its request_uri. Errors are RFC 6749 JSON, never a redirect."""
+    server_ = server()
+    sent = FlaskOAuth2Request(flask_request)
+    try:
+        client = server_.authenticate_client(sent, TOKEN_AUTH_METHODS, "pushed_authorization")
+        params = _pushed_params(client)
+        pushed = Pushed(params, None)
+        grant = server_.get_authorization_grant(pushed)
+        grant.validate_authorization_request()
+        validate_params(params)
+    except OAuth2Error as error:
+        error.redirect_uri = None
+        response: Response = server_.handle_error_response(sent, error)
+    else:
+        response = jsonify(request_uri=pushed_requests.push(client.client_id, params),
+                           expires_in=int(pushed_requests.TTL.total_seconds()))
+        response.status_code = 201
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+class Server(AuthorizationServer):  # type: ignore[misc]
+    def create_oauth2_request(self, request: Any) -> OAuth2Request:
+        """The request given (a pushed one), or Flask's."""
+        if isinstance(request, OAuth2Request):
+            return request
+        return super().create_oauth2_request(request)
+
+
 def build(app: Flask) -> AuthorizationServer:
-    server = AuthorizationServer(app, query_client=query_client, save_token=lambda *_: None)
+    server = Server(app, query_client=query_client, save_token=lambda *_: None)
     server.register_grant(CodeGrant, [S256Only(required=True), OpenIDConnect()])
     server.register_grant(RefreshGrant)
     server.register_grant(ClientGrant)

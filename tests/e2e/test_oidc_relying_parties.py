@@ -90,6 +90,8 @@ def test_openid_client_signs_in_refreshes_revokes_and_logs_out(provider, client_
     assert out["logout"] == f"{REDIRECT[client_id]}?state=bye"
     assert out["afterLogout"] == 401
     assert out["promptNoneAfterLogout"] == "login_required"
+    assert out["pushedQuery"] == ["client_id", "request_uri"]
+    assert out["pushed"] == {"nonce": True, "scope": "openid email"}
 
 
 def _browser_sign_in(provider: Server, authorize_url: str, email: str,

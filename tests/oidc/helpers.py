@@ -77,12 +77,18 @@ def get_code(client, user, query: dict[str, str]) -> str:
     return back["code"]
 
 
-def token_request(client, data: dict[str, str], auth: tuple[str, str] | None = None) -> Any:
+def client_post(client, path: str, data: dict[str, str],
+                auth: tuple[str, str] | None = None) -> Any:
+    """A client's form POST, with HTTP Basic authentication when `auth` is given."""
     headers = {}
     if auth is not None:
         raw = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
         headers["Authorization"] = f"Basic {raw}"
-    return client.post("/oauth2/token", data=data, headers=headers)
+    return client.post(path, data=data, headers=headers)
+
+
+def token_request(client, data: dict[str, str], auth: tuple[str, str] | None = None) -> Any:
+    return client_post(client, "/oauth2/token", data, auth)
 
 
 def redeem(client, code: str, verifier: Pkce | None, client_id: str = PUBLIC,

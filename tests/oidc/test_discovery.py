@@ -25,7 +25,7 @@ def test_every_endpoint_it_names_is_served_with_the_method_it_needs(app, client)
     methods = {"authorization_endpoint": "GET", "token_endpoint": "POST",
                "userinfo_endpoint": "GET", "revocation_endpoint": "POST",
                "introspection_endpoint": "POST", "end_session_endpoint": "GET",
-               "jwks_uri": "GET"}
+               "pushed_authorization_request_endpoint": "POST", "jwks_uri": "GET"}
     adapter = app.url_map.bind("127.0.0.1:5000")
     for name, method in methods.items():
         url = metadata[name]
@@ -47,3 +47,4 @@ def test_it_claims_only_what_the_provider_does(client):
                                                       "client_credentials"}
     assert metadata["request_parameter_supported"] is False
     assert metadata["request_uri_parameter_supported"] is False
+    assert metadata["require_pushed_authorization_requests"] is False

@@ -14,6 +14,8 @@ from tests.oidc.helpers import (
 
 def test_the_answers_are_the_documented_models(client, user):
     out.IssuerMetadata.model_validate(client.get("/.well-known/openid-configuration").get_json())
+    out.PushedRequest.model_validate(client.post(
+        "/oauth2/par", data=authorize_query(verifier=pkce())).get_json())
     verifier = pkce()
     tokens = redeem(client, get_code(client, user, authorize_query(verifier=verifier)),
                     verifier).get_json()
@@ -28,5 +30,6 @@ def test_the_answers_are_the_documented_models(client, user):
         "token": tokens["refresh_token"], "client_id": PUBLIC}).get_json())
     for refused in (client.post("/oauth2/token", data={"grant_type": "password"}),
                     client.get("/oauth2/userinfo"),
+                    client.post("/oauth2/par", data={"client_id": PUBLIC}),
                     client.post("/oauth2/introspect", data={"token": "x", "client_id": PUBLIC})):
         out.OAuthError.model_validate(refused.get_json())

@@ -210,6 +210,7 @@ class TestTokenEndpointLimits:
                                                       "client_id": PUBLIC, "refresh_token": "x"})
                    for _ in range(2)]
         answers.append(client.post("/oauth2/revoke", data={"token": "x", "client_id": PUBLIC}))
-        assert [a.status_code for a in answers] == [400, 400, 429]
-        assert answers[2].get_json() == {"error": "slow_down"}
-        assert "Retry-After" in answers[2].headers
+        answers.append(client.post("/oauth2/par", data=authorize_query(verifier=pkce())))
+        assert [a.status_code for a in answers] == [400, 400, 429, 429]
+        assert answers[2].get_json() == answers[3].get_json() == {"error": "slow_down"}
+        assert "Retry-After" in answers[2].headers and "Retry-After" in answers[3].headers

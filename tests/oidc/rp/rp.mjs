@@ -115,4 +115,17 @@ const signedOut = await browse(client.buildAuthorizationUrl(config, {
 }));
 out.promptNoneAfterLogout = new URL(signedOut.headers.get("location")).searchParams.get("error");
 
+// A pushed authorization request (RFC 9126), signed out: the library posts the parameters to the
+// provider, the browser carries only client_id and request_uri through the hosted login form.
+const pushedNonce = client.randomNonce();
+const pushed = await client.buildAuthorizationUrlWithPAR(config, {
+  redirect_uri: input.redirectUri, scope: "openid email", nonce: pushedNonce, state,
+  code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+});
+out.pushedQuery = [...pushed.searchParams.keys()].sort();
+const pushedLogin = new URL((await browse(pushed)).headers.get("location"), pushed);
+const pushedTokens = await client.authorizationCodeGrant(config, await follow(await signIn(pushedLogin)),
+  { pkceCodeVerifier: verifier, expectedNonce: pushedNonce, expectedState: state });
+out.pushed = { nonce: pushedTokens.claims().nonce === pushedNonce, scope: pushedTokens.scope };
+
 console.log(JSON.stringify(out));

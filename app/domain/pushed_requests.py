@@ -1,0 +1,66 @@
+"""Pushed authorization requests (RFC 9126): a client posts its authorization request to the
+token side first, authenticated, and sends the browser with only its client_id and the
+request_uri it got back. The parameters never pass through the browser, so nobody on the way
+can read or change them.
+
+A request_uri is 256 random bits after RFC 9126's prefix, stored hashed and bound to its client.
+It lives as long as a person may take to sign in (web/pending_authorization.py), since the
+authorization endpoint reads it again when the sign-in comes back, and it is spent when a code
+is issued from it: one pushed request, at most one code.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from app.db.rows import claim_once
+from app.db.transactions import writes
+from app.domain import tokens
+from app.domain.clock import now
+from app.domain.errors import InvalidRequestUri
+from app.extensions import db
+from app.models import PushedRequest
+
+PREFIX = "urn:ietf:params:oauth:request_uri:"
+TTL = timedelta(minutes=10)
+MAX_PARAMS = 8192  # characters of the request's JSON: more than any real request needs
+
+
+def _hash(untrusted_request_uri: str) -> str | None:
+    if not untrusted_request_uri.startswith(PREFIX):
+        return None
+    return tokens.hash_secret(untrusted_request_uri.removeprefix(PREFIX))
+
+
+@writes
+def push(client_id: str, params: dict[str, str]) -> str:
+    """Keep a validated authorization request of `client_id`; its request_uri."""
+    handle = tokens.new_secret()
+    at = now()
+    db.session.add(PushedRequest(handle_hash=tokens.hash_secret(handle), client_id=client_id,
+                                 params=json.dumps(params), created_at=at,
+                                 expires_at=at + TTL))
+    return PREFIX + handle
+
+
+def params_of(untrusted_request_uri: str, client_id: str | None) -> dict[str, str]:
+    """The parameters of a live pushed request of `client_id` (read only); InvalidRequestUri
+    for anything else."""
+    handle_hash = _hash(untrusted_request_uri)
+    pushed = db.session.get(PushedRequest, handle_hash) if handle_hash else None
+    if (pushed is None or pushed.client_id != client_id or pushed.used_at is not None
+            or pushed.expires_at <= now()):
+        raise InvalidRequestUri()
+    params: dict[str, str] = json.loads(pushed.params)
+    return params
+
+
+def spend(request_uri: str) -> None:
+    """Mark the pushed request used, inside the caller's unit of work (the code's issue);
+    InvalidRequestUri if it already was (two tabs racing with one request_uri) or expired."""
+    handle_hash = _hash(request_uri)
+    if handle_hash is None or not claim_once(
+            PushedRequest, (PushedRequest.handle_hash == handle_hash)
+            & (PushedRequest.expires_at > now()), PushedRequest.used_at, used_at=now()):
+        raise InvalidRequestUri()

@@ -1,0 +1,257 @@
+"""Pushed authorization requests (RFC 9126, issue 15 item 2): a client posts its authorization
+request to /oauth2/par, authenticated, and the browser carries only client_id and request_uri.
+Through the test client; tests/e2e/test_oidc_relying_parties.py has openid-client doing it."""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import urlencode
+
+import jwt
+import pytest
+from sqlalchemy import func, select
+
+from app.db.transactions import writes
+from app.domain import pushed_requests, tokens
+from app.domain.errors import InvalidRequestUri
+from app.extensions import db
+from app.models import PushedRequest
+from tests.oidc.helpers import (
+    CONFIDENTIAL,
+    CONFIDENTIAL_URI,
+    PUBLIC,
+    PUBLIC_URI,
+    SECRET,
+    SITES,
+    authorize_query,
+    client_post,
+    pkce,
+    query_of,
+    redeem,
+    sign_in_through,
+)
+from tests.support.pages import submit
+
+
+def push(client, data, auth=None):
+    return client_post(client, "/oauth2/par", data, auth)
+
+
+def pushed_uri(client, data, auth=None) -> str:
+    response = push(client, data, auth)
+    assert response.status_code == 201, response.text
+    assert response.headers["Cache-Control"] == "no-store"
+    body = response.get_json()
+    assert body["expires_in"] == 600
+    assert body["request_uri"].startswith("urn:ietf:params:oauth:request_uri:")
+    return str(body["request_uri"])
+
+
+def authorize(client, request_uri, client_id=PUBLIC, **extra):
+    return client.get("/oauth2/authorize?" + urlencode(
+        {"client_id": client_id, "request_uri": request_uri, **extra}))
+
+
+def stored(app) -> int:
+    with app.app_context():
+        return db.session.scalar(select(func.count()).select_from(PushedRequest))
+
+
+def assert_refused_page(response):
+    assert response.status_code == 400, response.text
+    assert "Location" not in response.headers and response.mimetype == "text/html"
+
+
+def test_a_public_client_pushes_its_request_and_the_browser_carries_only_its_handle(app, client,
+                                                                                    user):
+    verifier = pkce()
+    request_uri = pushed_uri(client, authorize_query(verifier=verifier, nonce="pushed-nonce",
+                                                     state="pushed-state"))
+    signed = sign_in_through(client, authorize(client, request_uri), user)
+    assert signed.status_code == 302
+    back = query_of(signed.headers["Location"])
+    assert signed.headers["Location"].startswith(PUBLIC_URI + "?")
+    assert back["state"] == "pushed-state"
+    tokens = redeem(client, back["code"], verifier)
+    assert tokens.status_code == 200, tokens.text
+    claims = jwt.decode(tokens.get_json()["id_token"], options={"verify_signature": False})
+    assert claims["nonce"] == "pushed-nonce" and claims["aud"] == PUBLIC
+
+
+def test_a_confidential_client_pushes_with_basic_authentication(client, user):
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    query = authorize_query(client_id=CONFIDENTIAL, redirect_uri=CONFIDENTIAL_URI)
+    del query["client_id"]  # RFC 9126 §2.1: Basic authentication names the client
+    request_uri = pushed_uri(client, query, auth=(CONFIDENTIAL, SECRET))
+    answered = authorize(client, request_uri, client_id=CONFIDENTIAL)
+    assert answered.headers["Location"].startswith(CONFIDENTIAL_URI + "?")
+    code = query_of(answered.headers["Location"])["code"]
+    tokens = redeem(client, code, None, client_id=CONFIDENTIAL, redirect_uri=CONFIDENTIAL_URI,
+                    auth=(CONFIDENTIAL, SECRET))
+    assert tokens.status_code == 200, tokens.text
+
+
+def test_parameters_beside_the_request_uri_are_ignored(client, user):
+    """Only the pushed parameters count (RFC 9126 §4): a redirect_uri, state or scope added to
+    the browser's URL on the way changes nothing."""
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    request_uri = pushed_uri(client, authorize_query(verifier=pkce(), scope="openid"))
+    answered = authorize(client, request_uri, redirect_uri="https://evil.example/cb",
+                         state="evil", scope="openid email profile", response_type="token")
+    assert answered.headers["Location"].startswith(PUBLIC_URI + "?")
+    assert query_of(answered.headers["Location"])["state"] == "st-1"
+
+
+def test_a_request_uri_gives_one_code_at_most(client, app, user):
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    request_uri = pushed_uri(client, authorize_query(verifier=pkce()))
+    assert "code" in query_of(authorize(client, request_uri).headers["Location"])
+    assert_refused_page(authorize(client, request_uri))
+    other_tab = app.test_client()  # another browser of the same person, or a stranger's
+    submit(other_tab, "/login", {"email": user.email, "password": user.password})
+    assert_refused_page(authorize(other_tab, request_uri))
+
+
+def test_two_tabs_racing_with_one_request_uri_get_one_code(app):
+    """Both may read the pushed request before either issues its code; the spend decides."""
+    spend = writes(pushed_requests.spend)
+    with app.app_context():
+        request_uri = pushed_requests.push(PUBLIC, authorize_query())
+        assert pushed_requests.params_of(request_uri, PUBLIC)["state"] == "st-1"
+        spend(request_uri)
+        with pytest.raises(InvalidRequestUri):
+            spend(request_uri)
+        with pytest.raises(InvalidRequestUri):
+            pushed_requests.params_of(request_uri, PUBLIC)
+
+
+def test_a_request_uri_works_for_its_own_client_only(client, user):
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    request_uri = pushed_uri(client, authorize_query(verifier=pkce()))
+    assert_refused_page(authorize(client, request_uri, client_id=CONFIDENTIAL))
+    assert_refused_page(client.get("/oauth2/authorize?" + urlencode({"request_uri": request_uri})))
+    # Refusals spend nothing: its own client still gets its code.
+    assert "code" in query_of(authorize(client, request_uri).headers["Location"])
+
+
+def test_a_request_uri_expires_after_ten_minutes(client, user, clock):
+    request_uri = pushed_uri(client, authorize_query(verifier=pkce()))
+    clock.advance(599)
+    assert authorize(client, request_uri).headers["Location"].startswith("/login")
+    clock.advance(1)
+    assert_refused_page(authorize(client, request_uri))  # not sent to sign in for nothing
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    assert_refused_page(authorize(client, request_uri))
+
+
+@pytest.mark.parametrize("untrusted_request_uri", [
+    "", "urn:ietf:params:oauth:request_uri:", "urn:ietf:params:oauth:request_uri:made-up",
+    "https://notes.example/request.jwt", "urn:ietf:params:oauth:request_uri:\x00", "%ff",
+])
+def test_an_unknown_request_uri_gets_a_page_and_no_redirect(client, user, untrusted_request_uri):
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    assert_refused_page(authorize(client, untrusted_request_uri))
+
+
+def test_the_request_uri_is_stored_hashed(app, client):
+    request_uri = pushed_uri(client, authorize_query(verifier=pkce()))
+    handle = request_uri.removeprefix(pushed_requests.PREFIX)
+    with app.app_context():
+        row = db.session.scalars(select(PushedRequest)).one()
+        assert handle not in row.handle_hash and handle not in row.params
+        assert row.client_id == PUBLIC and json.loads(row.params)["state"] == "st-1"
+
+
+def test_a_pushed_prompt_none_when_signed_out_answers_login_required(client):
+    request_uri = pushed_uri(client, authorize_query(verifier=pkce(), prompt="none"))
+    answered = authorize(client, request_uri)
+    assert answered.headers["Location"].startswith(PUBLIC_URI + "?")
+    assert query_of(answered.headers["Location"])["error"] == "login_required"
+
+
+def test_a_third_party_client_asks_consent_with_its_pushed_request(client, user):
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    request_uri = pushed_uri(client, authorize_query(
+        verifier=pkce(), client_id="outsider", redirect_uri="https://outsider.example/cb"))
+    page = authorize(client, request_uri, client_id="outsider")
+    assert page.status_code == 200 and "outsider" in page.text
+    action = re.search(r'<form id="consent" method="post" action="([^"]+)"', page.text).group(1)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+    allowed = client.post(action.replace("&amp;", "&"),
+                          data={"decision": "allow", "csrf_token": token})
+    assert allowed.headers["Location"].startswith("https://outsider.example/cb?")
+    assert "code" in query_of(allowed.headers["Location"])
+
+
+# What the push itself refuses: RFC 6749 JSON, never a redirect, nothing kept ---------------------
+
+@pytest.mark.parametrize(("data", "auth", "status", "error"), [
+    # Client authentication as at the token endpoint.
+    ({"client_id": CONFIDENTIAL}, None, 401, "invalid_client"),
+    ({}, (CONFIDENTIAL, "wrong secret"), 401, "invalid_client"),
+    ({"client_id": "nobody"}, None, 400, "invalid_client"),
+    ({"client_id": PUBLIC, "client_secret": "guess"}, None, 401, "invalid_client"),
+    # The request, as the authorization endpoint would refuse it.
+    ({"redirect_uri": "https://evil.example/cb"}, None, 400, "invalid_request"),
+    ({"code_challenge": None}, None, 400, "invalid_request"),  # a public client needs PKCE
+    ({"response_type": "token"}, None, 400, "unsupported_response_type"),
+    ({"scope": "openid admin"}, None, 400, "invalid_scope"),
+    ({"nonce": "n" * 256}, None, 400, "invalid_request"),
+    ({"max_age": "soon"}, None, 400, "invalid_request"),
+    ({"prompt": "none login"}, None, 400, "invalid_request"),
+    # What only a push can get wrong.
+    ({"request_uri": "urn:ietf:params:oauth:request_uri:x"}, None, 400, "invalid_request"),
+    ({"request": "eyJhbGciOiJub25lIn0.e30."}, None, 400, "invalid_request"),
+    ({"state": "x" * 9000}, None, 400, "invalid_request"),
+])
+def test_a_push_is_refused_like_an_authorization_request(app, client, data, auth, status,
+                                                         error):
+    form = authorize_query(verifier=pkce()) | {k: v for k, v in data.items() if v is not None}
+    for name in [k for k, v in data.items() if v is None]:
+        del form[name]
+    if auth is not None:
+        form = authorize_query(client_id=CONFIDENTIAL, redirect_uri=CONFIDENTIAL_URI) | data
+        del form["client_id"]
+    response = push(client, form, auth)
+    assert (response.status_code, response.get_json()["error"]) == (status, error), \
+        response.text
+    assert "Location" not in response.headers
+    assert response.headers["Cache-Control"] == "no-store"
+    assert stored(app) == 0
+
+
+def test_a_push_names_one_client_and_each_parameter_once(app, client):
+    body = authorize_query(client_id=CONFIDENTIAL, redirect_uri=CONFIDENTIAL_URI)
+    body["client_id"] = PUBLIC  # authenticated as ledger, asking for notes
+    assert push(client, body, auth=(CONFIDENTIAL, SECRET)).get_json()["error"] == \
+        "invalid_request"
+    twice = urlencode([*authorize_query(verifier=pkce()).items(),
+                       ("redirect_uri", "https://evil.example/cb")])
+    response = client.post("/oauth2/par", data=twice,
+                           content_type="application/x-www-form-urlencoded")
+    assert (response.status_code, response.get_json()["error"]) == (400, "invalid_request")
+    assert stored(app) == 0
+
+
+POSTING = "poster"
+POSTING_SITES = {**SITES, POSTING: {
+    "redirect_uris": ["https://poster.example/cb"], "origins": [],
+    "client_secret_sha256": tokens.hash_secret(SECRET),
+    "token_endpoint_auth_method": "client_secret_post"}}
+
+
+@pytest.mark.parametrize("settings", [{"CLIENT_SITES": POSTING_SITES}])
+def test_a_client_secret_post_push_keeps_no_secret(app, client, user, settings):
+    """client_secret_post: the secret is the client's authentication, not a parameter."""
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    request_uri = pushed_uri(client, authorize_query(
+        client_id=POSTING, redirect_uri="https://poster.example/cb") | {"client_secret": SECRET})
+    with app.app_context():
+        row = db.session.scalars(select(PushedRequest)).one()
+        assert "client_secret" not in json.loads(row.params) and SECRET not in row.params
+    answered = authorize(client, request_uri, client_id=POSTING)
+    assert "code" in query_of(answered.headers["Location"])
+    wrong = push(client, authorize_query(client_id=POSTING, redirect_uri="https://poster.example/cb")
+                 | {"client_secret": "wrong"})
+    assert (wrong.status_code, wrong.get_json()["error"]) == (401, "invalid_client")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import requests
@@ -319,7 +319,8 @@ def test_password_recovery_sends_the_person_back_to_the_site(page: Page, site: S
     create_account(site, email)
     new_password = "recovered passphrase for the site"
     _, first_challenge = pkce_pair()
-    query = urlencode({"redirect_uri": site.symbols_cb, "state": "r1",
+    state = "recover-state-kept-by-the-site"  # long: no random token contains it by chance
+    query = urlencode({"redirect_uri": site.symbols_cb, "state": state,
                        "code_challenge": first_challenge, "code_challenge_method": "S256"})
     page.goto(site.url(f"/login?{query}"))
     page.get_by_role("link", name="Forgot your password?").click()
@@ -328,7 +329,8 @@ def test_password_recovery_sends_the_person_back_to_the_site(page: Page, site: S
     expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
 
     link = link_in(read_mail(site, email, "Reset your password"), "/reset-password")
-    assert "site=symbols" in link and "r1" not in link and first_challenge not in link
+    assert "site=symbols" in link and state not in link and first_challenge not in link
+    assert sorted(parse_qs(urlsplit(link).query)) == ["site", "token"]
     page.goto(link)
     assert "token" not in page.url
     page.get_by_label("New password").fill(new_password)

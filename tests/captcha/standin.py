@@ -61,7 +61,7 @@ class StandIn:
         self.hostname = "127.0.0.1"
         self.action = ""
         self.down = False
-        self.slow_seconds = 2.0
+        self.slow_seconds = 5.0  # past the service's CAPTCHA_TIMEOUT (captcha_settings)
         self.calls: list[dict[str, str]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -151,4 +151,4 @@ def captcha_settings(standin: StandIn, mode: str = "on", **extra: Any) -> dict[s
     return {"CAPTCHA_MODE": mode, "CAPTCHA_PROVIDER": "turnstile",
             "CAPTCHA_SECRET": "stand-in-secret", "CAPTCHA_SITE_KEY": "stand-in-site-key",
             "CAPTCHA_VERIFY_URL": f"{standin.url}/siteverify",
-            "CAPTCHA_SCRIPT_URL": f"{standin.url}/api.js", "CAPTCHA_TIMEOUT": 0.5, **extra}
+            "CAPTCHA_SCRIPT_URL": f"{standin.url}/api.js", "CAPTCHA_TIMEOUT": 2.0, **extra}

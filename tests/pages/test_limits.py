@@ -74,7 +74,8 @@ def test_the_device_cookie_names_no_one_and_only_vouches_for_its_own_account(app
     sign_out(client)
     cookie = device_cookie(client)
     assert cookie.http_only and cookie.same_site == "Lax"
-    assert "bob" not in cookie.value and bob.id not in cookie.value
+    assert bob.email not in cookie.value and bob.id not in cookie.value
+    assert re.fullmatch(r"1\.[\w-]{22}\.[\w-]{22}", cookie.value)  # a random id and its MAC
     strangers_fail(app, ada.email, 4)
     assert sign_in(client, ada).status_code == 429  # signed in here as Bob, never as Ada
 

@@ -225,10 +225,11 @@ def test_redis_hung_requests_stay_quick(
     assert own_redis.process is not None
     os.kill(own_redis.process.pid, signal.SIGSTOP)
     try:
-        for _ in range(2):
+        # The first verify pays one Redis timeout (0.5 s) before it falls back; the next none.
+        for bound in (2.0, QUICK_SECONDS):
             checked, seconds = timed(verify, instance, tokens["access_token"])
             assert checked.status_code == 200, checked.text
-            assert seconds < QUICK_SECONDS, f"verify took {seconds:.2f} s"
+            assert seconds < bound, f"verify took {seconds:.2f} s"
         # The first login finds Redis gone (a timeout or two); the next ones do not wait.
         for attempt, bound in enumerate((2.0, QUICK_SECONDS, QUICK_SECONDS)):
             try:  # a short timeout: the bug costs 5-10 s a login

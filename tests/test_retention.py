@@ -64,7 +64,8 @@ def test_purge_deletes_what_is_past_its_retention_and_keeps_the_rest(app, user, 
         add_code(user.id, "c-expired-23h", at - 23 * HOUR)
         add_code(user.id, "c-live", at + timedelta(seconds=30))
         add_pushed("p-expired-25h", at - 25 * HOUR)
-        add_pushed("p-expired-23h", at - 23 * HOUR)
+        add_pushed("p-expired-1s", at - timedelta(seconds=1))
+        add_pushed("p-live", at + timedelta(seconds=30))
         add_token(user.id, "t-used-expired-25h", at - 25 * HOUR, used=True)
         add_token(user.id, "t-expired-25h", at - 25 * HOUR)
         add_token(user.id, "t-used-expires-later", at + HOUR, used=True)
@@ -80,14 +81,13 @@ def test_purge_deletes_what_is_past_its_retention_and_keeps_the_rest(app, user, 
     assert "Deleted 0 ended sessions." in output
     assert "Deleted 1 expired handoff codes." in output
     assert "Deleted 2 expired reset and confirmation tokens." in output
-    assert "Deleted 1 expired pushed authorization requests." in output
+    assert "Deleted 2 expired pushed authorization requests." in output  # at once
     assert "Deleted 1 audit events past their retention." in output
     assert "Deleted 1 mail jobs finished past SVC_MAIL_RETENTION_DAYS." in output
     with app.app_context():
         assert [name.rstrip("0") for name in names(HandoffCode.code_hash)] == [
             "c-expired-23h", "c-live"]
-        assert [name.rstrip("0") for name in names(PushedRequest.handle_hash)] == [
-            "p-expired-23h"]
+        assert [name.rstrip("0") for name in names(PushedRequest.handle_hash)] == ["p-live"]
         assert [name.rstrip("0") for name in names(OneTimeToken.token_hash)] == [
             "t-live", "t-used-expires-later"]
         assert names(AuditEvent.event) == ["e-364-days"]

@@ -64,7 +64,9 @@ def purge_handoff_codes() -> int:
 
 
 def purge_pushed_requests() -> int:
-    return _delete_batched(PushedRequest.handle_hash, PushedRequest.expires_at < _spent_before())
+    """At once when they expire: nothing asks about a pushed request after that, and anyone may
+    push one as a public client."""
+    return _delete_batched(PushedRequest.handle_hash, PushedRequest.expires_at < now())
 
 
 def purge_one_time_tokens() -> int:

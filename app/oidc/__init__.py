@@ -5,13 +5,25 @@ The protocol is authlib's (app/oidc/server.py); the rules are the domain's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from authlib.oauth2.rfc6749 import AccessDeniedError, InvalidRequestError, OAuth2Error
 from authlib.oidc.core.errors import ConsentRequiredError, LoginRequiredError
-from flask import Blueprint, Flask, Response, jsonify, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    jsonify,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_wtf.csrf import validate_csrf
+from werkzeug.exceptions import HTTPException
 from wtforms import ValidationError
 
 from app.domain import authorization
@@ -60,6 +72,19 @@ def _failure(failure: Failure) -> Response | tuple[str, int, dict[str, str]]:
 register_failures(bp, _failure)
 
 
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException) -> Response | tuple[str, int]:
+    """A request werkzeug refuses (a body over the size limit: 413): a page for the browser's
+    endpoints, OAuth's JSON for the clients', not the 500 of the handler above."""
+    status = error.code or 400
+    if request.endpoint in _BROWSER_FACING:
+        return _page(status, error.name, error.description or "")
+    response = jsonify(error="invalid_request", error_description=error.description)
+    response.status_code = status
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 # Authorization -------------------------------------------------------------------------------
 
 def _refused(error: OAuth2Error) -> Response | tuple[str, int]:
@@ -77,7 +102,7 @@ def _max_age(params: Mapping[str, str]) -> int | None:
     untrusted_max_age = params.get("max_age")
     if untrusted_max_age is None:
         return None
-    if not untrusted_max_age.isdigit() or len(untrusted_max_age) > 9:
+    if not re.fullmatch(r"[0-9]{1,9}", untrusted_max_age):  # not isdigit(): "²" is one
         raise InvalidRequestError("max_age must be a number of seconds.")
     return int(untrusted_max_age)
 
@@ -133,7 +158,7 @@ def _authorize(decision: str | None) -> Response | tuple[str, int]:
         asked = oidc_server.authorization_request()
         grant = server.get_consent_grant(request=asked, end_user=signed_in)
     except InvalidRequestUri as error:
-        return _page(error.status, "This sign-in request cannot be used", error.detail)
+        return _dead_request_uri(error)
     except OAuth2Error as error:
         return _refused(error)
     params = asked.payload.data
@@ -160,11 +185,19 @@ def _authorize(decision: str | None) -> Response | tuple[str, int]:
         response = server.create_authorization_response(request=asked, grant=grant,
                                                         grant_user=signed_in)
     except InvalidRequestUri as error:  # spent meanwhile, by another tab
-        return _page(error.status, "This sign-in request cannot be used", error.detail)
+        return _dead_request_uri(error)
     except AuthError as error:  # EmailNotConfirmed: as for the handoff, a page and no code
         return _page(error.status, "You cannot sign in to this site yet", error.detail)
     response.headers["Cache-Control"] = "no-store"
     return pending_authorization.forget(response) if waited is not None else response
+
+
+def _dead_request_uri(error: InvalidRequestUri) -> Response:
+    """A page, and no sign-in waits for this request any more: the next one goes to the account
+    page, not back here."""
+    response = make_response(_page(error.status, "This sign-in request cannot be used",
+                                   error.detail))
+    return pending_authorization.forget(response)
 
 
 def _consented(grant: Any, signed_in: browser.BrowserUser, prompts: set[str],

@@ -150,6 +150,17 @@ class S256Only(CodeChallenge):
 class CodeGrant(AuthorizationCodeGrant):  # type: ignore[misc]
     TOKEN_ENDPOINT_AUTH_METHODS = TOKEN_AUTH_METHODS
 
+    def validate_authorization_request(self) -> str:
+        """authlib's checks, then the nonce's, whatever the scope: a code keeps its nonce, and
+        authlib checks one only when the request's own scope names openid (not when the scope
+        is left out and the client's default is taken)."""
+        redirect_uri: str = super().validate_authorization_request()
+        nonce = self.request.payload.data.get("nonce") or ""
+        if len(nonce) > MAX_NONCE or not _VSCHARS.match(nonce):
+            raise InvalidRequestError(f"nonce must be at most {MAX_NONCE} printable ASCII "
+                                      "characters.", redirect_uri=redirect_uri)
+        return redirect_uri
+
     def generate_authorization_code(self) -> str:
         return tokens.new_secret()
 
@@ -207,13 +218,6 @@ class OpenIDConnect(OpenIDCode):  # type: ignore[misc]
 
     def exists_nonce(self, nonce: str, request: OAuth2Request) -> bool:
         return False  # a nonce is the client's to check (in the ID token); codes are single use
-
-    def validate_openid_authorization_request(self, grant: Any, redirect_uri: str) -> None:
-        nonce = grant.request.payload.data.get("nonce") or ""
-        if len(nonce) > MAX_NONCE or not _VSCHARS.match(nonce):
-            raise InvalidRequestError(f"nonce must be at most {MAX_NONCE} printable ASCII "
-                                      "characters.")
-        super().validate_openid_authorization_request(grant, redirect_uri)
 
     def encode_id_token(self, token: dict[str, Any], request: OAuth2Request) -> str:
         code: Code = request.authorization_code

@@ -16,7 +16,7 @@ from app.db.transactions import writes
 from app.domain import pushed_requests, tokens
 from app.domain.errors import InvalidRequestUri
 from app.extensions import db
-from app.models import PushedRequest
+from app.models import HandoffCode, PushedRequest
 from tests.oidc.helpers import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
@@ -93,14 +93,48 @@ def test_a_confidential_client_pushes_with_basic_authentication(client, user):
 
 
 def test_parameters_beside_the_request_uri_are_ignored(client, user):
-    """Only the pushed parameters count (RFC 9126 §4): a redirect_uri, state or scope added to
-    the browser's URL on the way changes nothing."""
+    """Only the pushed parameters count (RFC 9126 §4): a redirect_uri, state, scope or PKCE
+    challenge added to the browser's URL on the way changes nothing."""
     submit(client, "/login", {"email": user.email, "password": user.password})
-    request_uri = pushed_uri(client, authorize_query(verifier=pkce(), scope="openid"))
+    verifier, swapped = pkce(), pkce()
+    request_uri = pushed_uri(client, authorize_query(verifier=verifier, scope="openid"))
     answered = authorize(client, request_uri, redirect_uri="https://evil.example/cb",
-                         state="evil", scope="openid email profile", response_type="token")
+                         state="evil", scope="openid email profile", response_type="token",
+                         code_challenge=swapped.challenge, code_challenge_method="S256")
     assert answered.headers["Location"].startswith(PUBLIC_URI + "?")
-    assert query_of(answered.headers["Location"])["state"] == "st-1"
+    back = query_of(answered.headers["Location"])
+    assert back["state"] == "st-1"
+    assert redeem(client, back["code"], swapped).status_code == 400  # burns it
+    back = query_of(authorize(client, pushed_uri(client, authorize_query(
+        verifier=verifier, scope="openid")), scope="openid email").headers["Location"])
+    tokens = redeem(client, back["code"], verifier)
+    assert tokens.status_code == 200 and tokens.get_json()["scope"] == "openid"
+
+
+def test_a_tab_that_lost_the_race_gets_a_page_and_no_code(app, client, user, monkeypatch):
+    """Two tabs read one pushed request; the other spends it before this one issues its code."""
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    request_uri = pushed_uri(client, authorize_query(verifier=pkce()))
+    read = pushed_requests.params_of
+
+    def read_then_lose_the_race(untrusted_request_uri, client_id):
+        params = read(untrusted_request_uri, client_id)
+        writes(pushed_requests.spend)(untrusted_request_uri)  # the other tab's code
+        return params
+
+    monkeypatch.setattr(pushed_requests, "params_of", read_then_lose_the_race)
+    assert_refused_page(authorize(client, request_uri))
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(HandoffCode)) == 0
+
+
+def test_a_dead_request_uri_leaves_no_sign_in_waiting_for_it(client, user, clock):
+    request_uri = pushed_uri(client, authorize_query(verifier=pkce()))
+    assert authorize(client, request_uri).headers["Location"].startswith("/login")
+    clock.advance(600)
+    assert_refused_page(authorize(client, request_uri))
+    signed = submit(client, "/login", {"email": user.email, "password": user.password})
+    assert signed.headers["Location"] == "/account"  # not back to the dead request
 
 
 def test_a_request_uri_gives_one_code_at_most(client, app, user):
@@ -199,6 +233,9 @@ def test_a_third_party_client_asks_consent_with_its_pushed_request(client, user)
     ({"scope": "openid admin"}, None, 400, "invalid_scope"),
     ({"nonce": "n" * 256}, None, 400, "invalid_request"),
     ({"max_age": "soon"}, None, 400, "invalid_request"),
+    ({"max_age": "\u00b2"}, None, 400, "invalid_request"),  # isdigit() says yes: was a 500
+    ({"scope": None, "nonce": "a\x00b"}, None, 400, "invalid_request"),  # default scope: was kept
+    ({"scope": None, "nonce": "n" * 256}, None, 400, "invalid_request"),
     ({"prompt": "none login"}, None, 400, "invalid_request"),
     # What only a push can get wrong.
     ({"request_uri": "urn:ietf:params:oauth:request_uri:x"}, None, 400, "invalid_request"),
@@ -219,6 +256,13 @@ def test_a_push_is_refused_like_an_authorization_request(app, client, data, auth
     assert "Location" not in response.headers
     assert response.headers["Cache-Control"] == "no-store"
     assert stored(app) == 0
+
+
+def test_a_body_over_the_limit_is_a_413_in_oauths_json(client):
+    for path in ("/oauth2/par", "/oauth2/token"):
+        response = client.post(path, data={"client_id": PUBLIC, "state": "x" * 70_000})
+        assert response.status_code == 413, (path, response.text)
+        assert response.get_json()["error"] == "invalid_request"
 
 
 def test_a_push_names_one_client_and_each_parameter_once(app, client):

@@ -20,6 +20,7 @@ from tests.oidc.helpers import (
     query_of,
     redeem,
 )
+from tests.support.pages import submit
 
 
 @pytest.mark.parametrize("near_miss", [
@@ -67,6 +68,21 @@ def test_an_unknown_response_type_or_scope_is_refused(client, extra, error):
     assert response.status_code == 302
     back = query_of(response.headers["Location"])
     assert back["error"] == error and back["state"] == "st-1" and "code" not in back
+
+
+@pytest.mark.parametrize("extra", [
+    {"nonce": "a\x00b"}, {"nonce": "n" * 256},  # were a 500 when the code was stored
+    {"max_age": "\u00b2"}, {"max_age": "1\u00b9"},  # str.isdigit() is true for them: a 500
+])
+def test_a_bad_nonce_without_a_scope_or_a_max_age_of_other_digits_is_refused(client, user,
+                                                                             extra):
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    query = authorize_query(verifier=pkce(), **extra)
+    del query["scope"]  # the client's default scope, openid among it
+    response = client.get("/oauth2/authorize", query_string=query)
+    assert response.status_code == 302, response.text
+    back = query_of(response.headers["Location"])
+    assert back["error"] == "invalid_request" and back["state"] == "st-1" and "code" not in back
 
 
 def _error(response):

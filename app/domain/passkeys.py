@@ -66,8 +66,12 @@ def _rp_id() -> str:
 
 
 def _origin() -> str:
+    """SVC_PUBLIC_URL's origin as a browser sends it: the host in lower case, no default port
+    (`https://auth.example:443` is `https://auth.example` to a browser)."""
     parts = urlsplit(current_app.config["PUBLIC_URL"])
-    return f"{parts.scheme}://{parts.netloc}"
+    default_port = {"http": 80, "https": 443}.get(parts.scheme)
+    port = f":{parts.port}" if parts.port not in (None, default_port) else ""
+    return f"{parts.scheme}://{parts.hostname}{port}"
 
 
 def available() -> bool:

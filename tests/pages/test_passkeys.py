@@ -15,7 +15,7 @@ from sqlalchemy import select, update
 
 from app.domain import second_factors
 from app.extensions import db
-from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, User
+from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, RecoveryCode, User
 from app.web.headers import CONTENT_SECURITY_POLICY
 from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
@@ -116,12 +116,20 @@ def test_a_first_passkey_is_added_with_recovery_codes_listed_and_mailed(
     assert "Work laptop" in mail
 
 
-def test_a_second_passkey_keeps_the_recovery_codes(app, client, with_passkey):
-    assert sign_in_with_password(client, with_passkey).status_code == 302  # second step next
+def recovery_code_hashes(app, user):
     with app.app_context():
-        user = db.session.get(User, with_passkey.id)
-        codes_before = second_factors.recovery_codes_left(user)
-    assert codes_before == 10
+        return sorted(db.session.scalars(select(RecoveryCode.code_hash)
+                                         .where(RecoveryCode.user_id == user.id)))
+
+
+def test_a_second_passkey_keeps_the_recovery_codes(app, client, with_passkey, authenticator):
+    codes_before = recovery_code_hashes(app, with_passkey)
+    assert len(codes_before) == 10
+    assert passkey_sign_in(client, authenticator).status_code == 302  # a recent sign-in
+    added = add_passkey(client, SoftAuthenticator(), "Phone")
+    assert added.status_code == 302 and added.headers["Location"] == "/account#passkeys"
+    assert len(passkeys_of(app, with_passkey)) == 2
+    assert recovery_code_hashes(app, with_passkey) == codes_before  # the same set, not a new one
 
 
 def test_adding_needs_a_recent_sign_in(app, client, user, authenticator, clock):
@@ -150,6 +158,12 @@ def test_a_registration_answer_is_used_once(app, client, user, authenticator):
     again = submit(client, "/account/passkeys", {"credential": answer, "name": "B"},
                    token_from="/account")
     assert again.status_code == 302 and len(passkeys_of(app, user)) == 1
+    # Another authenticator answering the same (spent) challenge adds nothing either: the
+    # challenge refuses it, not the "registered already" check.
+    other = json.dumps(SoftAuthenticator().register(asked, ORIGIN))
+    refused = submit(client, "/account/passkeys", {"credential": other, "name": "C"},
+                     token_from="/account")
+    assert refused.status_code == 302 and len(passkeys_of(app, user)) == 1
 
 
 def test_a_registration_made_for_another_account_is_refused(app, client, user, make_user,
@@ -209,7 +223,14 @@ def test_a_synced_passkey_is_a_software_key(app, client, user):
     claims = token_claims(client, passkey_sign_in(client, synced, "?callback=symbols"))
     assert claims["amr"] == ["swk", "mfa"]
     # Its counter stays at 0, so only the single-use challenge stops a replay: it does.
-    assert passkey_sign_in(app.test_client(), synced).status_code == 302
+    owner = app.test_client()
+    asked = options(owner, "/login/passkey/options", "/login").get_json()
+    answer = json.dumps(synced.assert_(asked, ORIGIN))
+    first = submit(owner, "/login/passkey", {"credential": answer}, token_from="/login")
+    assert first.status_code == 302
+    stranger = app.test_client()
+    replayed = submit(stranger, "/login/passkey", {"credential": answer}, token_from="/login")
+    assert replayed.status_code == 401 and stranger.get("/account").status_code == 302
 
 
 def test_a_sign_in_answer_is_used_once(client, with_passkey, authenticator):
@@ -461,12 +482,18 @@ def test_the_operators_reset_removes_passkeys(app, with_passkey, authenticator):
 
 
 def test_challenges_expire_and_are_purged(app, client, clock):
-    options(client, "/login/passkey/options", "/login")
+    def challenges():
+        with app.app_context():
+            return db.session.scalars(select(PasskeyChallenge.challenge_hash)).all()
+
+    assert options(client, "/login/passkey/options", "/login").status_code == 200
+    [old] = challenges()
     clock.advance(2 * 86400)
+    assert options(app.test_client(), "/login/passkey/options", "/login").status_code == 200
     result = app.test_cli_runner().invoke(args=["purge"])
     assert result.exit_code == 0, result.output
-    with app.app_context():
-        assert not db.session.scalars(select(PasskeyChallenge)).all()
+    [kept] = challenges()
+    assert kept != old  # the live one stays
 
 
 def test_a_challenge_serves_only_the_ceremony_it_was_made_for(app, client, with_passkey,
@@ -605,3 +632,20 @@ def test_ceremonies_and_answers_are_limited_per_address(app, with_passkey, authe
     assert [a.status_code for a in answers] == [302, 302]
     third = submit(client, "/login/passkey", {"credential": "{}"}, token_from="/login")
     assert third.status_code == 429 and third.headers["Retry-After"]
+
+
+@pytest.mark.parametrize("settings", [{"PUBLIC_URL": "https://Auth.Example:443"}])
+def test_the_origin_is_the_one_browsers_send_for_the_public_url(app, client, user, settings):
+    """A browser sends `https://auth.example` for SVC_PUBLIC_URL `https://Auth.Example:443`
+    (lower case, no default port): that origin, and only it, is accepted."""
+    authenticator = SoftAuthenticator()
+    assert sign_in_with_password(client, user).status_code == 302
+    asked = options(client, "/account/passkeys/options", "/account").get_json()
+    assert asked["rp"]["id"] == "auth.example"
+    answer = authenticator.register(asked, "https://auth.example")
+    added = submit(client, "/account/passkeys", {"credential": json.dumps(answer), "name": "K"},
+                   token_from="/account")
+    assert added.status_code == 200, added.get_data(as_text=True)
+    for origin, status in (("https://auth.example:443", 401), ("https://auth.example", 302)):
+        browser = app.test_client()
+        assert passkey_sign_in(browser, authenticator, origin=origin).status_code == status

@@ -44,6 +44,7 @@ from tests.support.browser import (
 )
 from tests.support.http import status_of
 from tests.support.server import GunicornError, flask_cli, service_environment, start_gunicorn
+from tests.support.soft_authenticator import unb64url
 from tests.support.sqlite_server import Server
 
 pytestmark = pytest.mark.e2e
@@ -187,10 +188,6 @@ def _foreign_credential(rp_id: str) -> dict[str, Any]:
 
 
 # -- journeys' steps ------------------------------------------------------------------------------
-
-
-def _from_base64url(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def _user_id(site: Site, email: str) -> str:
@@ -467,7 +464,7 @@ def test_an_answer_made_on_another_origin_is_refused(new_context: ContextFactory
     other_origin = site.clients.origin.replace("127.0.0.1", "localhost")
     elsewhere.goto(other_origin + "/relay")
     answer = elsewhere.evaluate(CEREMONY, login.evaluate(FETCH_SIGN_IN_OPTIONS))
-    client_data = json.loads(_from_base64url(json.loads(answer)["response"]["clientDataJSON"]))
+    client_data = json.loads(unb64url(json.loads(answer)["response"]["clientDataJSON"]))
     assert client_data["origin"] == other_origin
     with login.expect_navigation():
         login.evaluate(SUBMIT_ANSWER, answer)

@@ -10,11 +10,10 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import Identity, User
 from tests.providers import fixtures
-from tests.support.accounts import PASSWORD
+from tests.support.accounts import OWNED, PASSWORD
 from tests.support.http import bearer
 from tests.support.oauth import (
     OUR_CALLBACK,
-    PROVED_LONG_AGO,
     exchange,
     just_the_account,
     landing,
@@ -255,8 +254,7 @@ def test_both_proof_forms_need_the_csrf_token(app, client, make_user, oidc_serve
 
 def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, login):
 
-    owner = make_user(VICTIM, email_verified=True, email_verified_at=PROVED_LONG_AGO,
-                       password_proved_at=PROVED_LONG_AGO)
+    owner = make_user(VICTIM, **OWNED)
     with app.app_context():
         from app.domain import identities
         from app.domain.audit import ClientInfo
@@ -283,8 +281,7 @@ def test_a_github_address_at_a_look_alike_domain_is_someone_else(app, client, gi
     """`straße.de` is a different domain that anyone can register: its verified address is not
     the account of `strasse.de`, however freely that account would link."""
 
-    victim = make_user(STRASSE, email_verified=True, email_verified_at=PROVED_LONG_AGO,
-                       password_proved_at=PROVED_LONG_AGO)
+    victim = make_user(STRASSE, **OWNED)
     github_verified(github_server, STRASSE_LOOKALIKE)
     body = exchange(client, landing(sign_in(client, "github"))[1]["code"], "github").get_json()
     assert body["user"]["id"] != victim.id
@@ -334,8 +331,7 @@ def test_a_providers_hostile_name_is_cleaned_before_it_is_stored(app, client, gi
 
 def test_a_providers_hostile_email_is_no_email(app, client, github_server, make_user):
 
-    make_user("victim@example.com", email_verified=True, email_verified_at=PROVED_LONG_AGO,
-              password_proved_at=PROVED_LONG_AGO)
+    make_user("victim@example.com", **OWNED)
     for hostile in ("victim@example.com\u202e", "victim@example.com\x00",
                     "victim@example.com\r\nBcc: x@evil.example"):
         github_server.next_login(id=31338, emails=[

@@ -11,8 +11,9 @@ from app.domain.errors import AccountExists, ProviderEmailNotVerified, ProviderS
 from app.domain.providers import Profile
 from app.extensions import db
 from app.models import Identity, User
+from tests.support.accounts import OWNED
 from tests.support.http import bearer
-from tests.support.oauth import PROVED_LONG_AGO, just_the_account
+from tests.support.oauth import just_the_account
 
 CLIENT = ClientInfo()
 # An address proved before the password was last set (say, by a reset): links automatically.
@@ -53,8 +54,7 @@ def test_the_same_email_on_two_providers_is_two_identities_of_one_account(app):
 
 def test_a_verified_match_links_to_an_account_whose_password_came_after_the_proof(app,
                                                                                  make_user):
-    local = make_user("ada@example.com", email_verified=True, email_verified_at=PROVED_LONG_AGO,
-                     password_proved_at=PROVED_LONG_AGO)
+    local = make_user("ada@example.com", **OWNED)
     assert sign_in(app, profile()) == local.id
 
 
@@ -89,8 +89,7 @@ def test_a_disabled_account_is_refused(app, make_user):
 
 
 def test_verify_lists_linked_providers_and_unlink_keeps_a_way_in(app, client, make_user, login):
-    account = make_user("ada@example.com", email_verified=True, email_verified_at=PROVED_LONG_AGO,
-                     password_proved_at=PROVED_LONG_AGO)
+    account = make_user("ada@example.com", **OWNED)
     sign_in(app, profile(provider="google"))
     auth = bearer(login(account)["access_token"])
     verify = client.get("/api/v2/auth/verify", headers=auth)

@@ -1,11 +1,11 @@
 """Whole sign-ins through real stand-ins: Google is oidc-provider (Node) on 127.0.0.1, GitHub a
 local server speaking its authorize, token, /user and /user/emails endpoints."""
 
-from datetime import UTC, datetime
 
 import pytest
 
 from tests.providers import fixtures
+from tests.support.accounts import OWNED
 from tests.support.http import bearer
 from tests.support.oauth import (
     exchange,
@@ -118,9 +118,7 @@ def test_a_verified_email_of_an_unconfirmed_account_is_not_linked_unasked(
 
 
 def test_a_verified_email_of_a_confirmed_account_links_it(client, make_user):
-    local = make_user("ada@example.com", email_verified=True,
-                      email_verified_at=datetime(2020, 1, 1, tzinfo=UTC),
-                      password_proved_at=datetime(2020, 1, 1, tzinfo=UTC))
+    local = make_user("ada@example.com", **OWNED)
     body = exchange(client, landing(sign_in(client, "google"))[1]["code"], "google").get_json()
     assert body["user"]["id"] == local.id
 

@@ -5,8 +5,10 @@ import json
 from urllib.parse import urlencode
 
 import jwt
+import pytest
 
-from tests.oidc.helpers import authorize_query, pkce, query_of, redeem
+from app.domain import passkeys
+from tests.oidc.helpers import SITES, authorize_query, pkce, query_of, redeem
 from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
 from tests.support.second_factors import code_at, enrolled_user
@@ -38,11 +40,16 @@ def test_an_authorization_waits_for_the_second_factor_and_the_id_token_says_so(
     assert access["acr"] == "aal2"
 
 
+# Passkeys need a host name for a relying party (the default 127.0.0.1 offers none).
+@pytest.mark.parametrize("settings", [{"CLIENT_SITES": SITES,
+                                       "PUBLIC_URL": "http://localhost:5000"}])
 def test_a_passkey_alone_answers_an_authorization_and_the_id_token_says_so(app, client,
-                                                                          make_user):
+                                                                          make_user, settings):
     """From the login page an authorization request sends the browser to, a passkey alone: back
     to the authorization with a code, and an ID token whose amr names the key."""
     origin = app.config["PUBLIC_URL"]
+    with app.app_context():
+        assert passkeys.available()
     account = make_user(**OWNED)
     authenticator = SoftAuthenticator()
     owner = app.test_client()

@@ -12,10 +12,11 @@ import json
 import pytest
 from sqlalchemy import select, update
 
+from app.domain import passkeys
 from app.extensions import db
 from app.models import User
 from tests.support.pages import csrf_token, submit
-from tests.support.second_factors import code_at
+from tests.support.second_factors import enrol
 from tests.support.soft_authenticator import SoftAuthenticator
 
 ADA = "ada@example.com"
@@ -138,15 +139,15 @@ def test_confirmed_on_another_device_a_link_from_the_account_page_proves_it(app,
     assert submit(client, "/account/confirm-email", {}, token_from="/account").status_code == 302
     assert open_link(client, mailbox, ADA).status_code == 200
     assert may_add_factors(client)
-    page = client.get("/account/totp").get_data(as_text=True)
-    secret = page.split('<code class="key">')[1].split("</code>")[0].replace(" ", "")
-    done = submit(client, "/account/totp", {"code": code_at(secret, clock)})
-    assert done.status_code == 200 and "Your recovery codes" in done.get_data(as_text=True)
-    authenticator = SoftAuthenticator()
-    answer = authenticator.register(passkey_options(client).get_json(), ORIGIN)
+    _secret, codes = enrol(client, clock)
+    assert len(codes) == 10
+    answer = SoftAuthenticator().register(passkey_options(client).get_json(), ORIGIN)
     added = submit(client, "/account/passkeys", {"credential": json.dumps(answer), "name": "P"},
                    token_from="/account")
-    assert added.status_code == 302
+    assert added.headers["Location"] == "/account#passkeys"  # added (a refusal: #second-factor)
+    with app.app_context():
+        user = db.session.scalars(select(User).where(User.email == ADA)).one()
+        assert len(passkeys.of(user)) == 1
 
 
 def test_the_api_resend_mails_no_proof_link_to_a_confirmed_address(app, client, mailbox):

@@ -3,7 +3,6 @@ Google is oidc-provider (Node) on 127.0.0.1, GitHub a local server of the tests.
 
 import base64
 import hashlib
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,7 +12,6 @@ from tests.support.sites import OAUTH_SITES, SYMBOLS_CALLBACK
 VERIFIER = "client-site-verifier-" + "x" * 30
 CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=")
 OUR_CALLBACK = "http://127.0.0.1:5000/api/v2/auth/{}/callback"
-PROVED_LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def provider_settings(oidc_server, github_server):

@@ -84,9 +84,9 @@ def available() -> bool:
     return False
 
 
-def _user_handle(user: User) -> bytes:
+def _user_handle(user_id: str) -> bytes:
     """The opaque handle a passkey keeps for its account: the account's id, nothing personal."""
-    return user.id.encode()
+    return user_id.encode()
 
 
 # Reading ---------------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def registration_options(user: User, session: AuthSession) -> str:
     how the account signs in: a recent sign-in, and an address someone proved."""
     _may_register(user, session)
     options = webauthn.generate_registration_options(
-        rp_id=_rp_id(), rp_name=current_app.config["BRAND"], user_id=_user_handle(user),
+        rp_id=_rp_id(), rp_name=current_app.config["BRAND"], user_id=_user_handle(user.id),
         user_name=user.email, user_display_name=user.full_name or user.email,
         challenge=_new_challenge(PasskeyChallenge.REGISTER, user_id=user.id),
         timeout=CHALLENGE_TTL * 1000,
@@ -274,7 +274,7 @@ def _verified(answer: _Answer, *, require_user_verification: bool,
         raise kept(InvalidPasskey())  # nor is another account's touched
     try:
         handle = answer.credential["response"].get("userHandle")
-        if handle and base64url_to_bytes(handle) != passkey.user_id.encode():
+        if handle and base64url_to_bytes(handle) != _user_handle(passkey.user_id):
             raise InvalidPasskey()
         verified = webauthn.verify_authentication_response(
             credential=answer.credential, expected_challenge=answer.challenge,

@@ -24,20 +24,19 @@ class User(db.Model):
     plan: Mapped[str] = mapped_column(String(32), default="free")
     email_verified: Mapped[bool] = mapped_column(default=False)
     # When the address was last proved (a confirmation or reset link, or a provider that verified
-    # it). None for accounts verified before this was recorded: treated as "not after the
-    # password", the cautious side (app/domain/identities.py).
+    # it). None for accounts verified before this was recorded.
     email_verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     password_changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # When the password in force was shown to be the address holder's: set by a reset link, or by
     # a confirmation link opened in a browser signed in to the account; kept by a password change
     # (made by whoever knew the old one), dropped by a new sign-up's. None: whoever signed up may
-    # be someone else than the address's holder (domain/accounts.py, password_is_the_holders).
+    # be someone else than the address's holder (password_is_the_holders, below).
     password_proved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     @property
     def password_is_the_holders(self) -> bool:
         """Whether only the holder of the address can know the password (or there is none)."""
         return self.password_hash is None or (self.email_verified
                                               and self.password_proved_at is not None)
-    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -265,15 +265,19 @@ def check_axe(page: Page, axe_source: str, where: str) -> None:
     assert not failing, f"axe at {where}:\n" + json.dumps(failing, indent=2)
 
 
-def check_security_headers(response: Response) -> None:
+def check_security_headers(response: Response, *, own_script: bool = False) -> None:
+    """The headers every page has. `own_script`: a page that offers passkeys, whose policy also
+    lets our one script run and call back to us; every other page runs no script at all."""
     headers = response.headers
     csp = headers.get("content-security-policy", "")
     directives = {part.strip().split(" ", 1)[0]: part.strip() for part in csp.split(";")}
     assert directives.get("frame-ancestors") == "frame-ancestors 'none'", csp
     assert "unsafe-inline" not in csp and "unsafe-eval" not in csp, csp
-    # No script, or (the pages that offer passkeys) only our own, calling back only to us.
-    assert directives.get("script-src", "script-src 'self'") == "script-src 'self'", csp
-    assert directives.get("connect-src", "connect-src 'self'") == "connect-src 'self'", csp
+    if own_script:
+        assert directives.get("script-src") == "script-src 'self'", csp
+        assert directives.get("connect-src") == "connect-src 'self'", csp
+    else:  # default-src 'none' then forbids every script
+        assert "script-src" not in directives and "connect-src" not in directives, csp
     assert headers.get("referrer-policy") == "no-referrer", headers
     assert headers.get("x-content-type-options") == "nosniff", headers
     assert headers.get("content-type", "").startswith("text/html"), headers

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import webauthn
 from flask import current_app
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from webauthn.helpers import base64url_to_bytes
 from webauthn.helpers.exceptions import WebAuthnException
@@ -57,6 +57,8 @@ PROVIDER = "passkey"  # the first factor of a sign-in with a passkey alone
 # The second factor a passkey proves, as sessions and tokens record it (amr: hwk or swk).
 DEVICE_BOUND, SYNCED = "passkey", "synced_passkey"
 _TRANSPORTS = {transport.value for transport in AuthenticatorTransport}
+SECOND_STEP_ONLY = ("Since the password was reset, this passkey signs in only after the new "
+                    "password: sign in with it, then use the passkey as the second step.")
 
 
 # The relying party -----------------------------------------------------------------------------
@@ -143,8 +145,8 @@ def _claimed(untrusted_json: str, purpose: str) -> _Answer:
         credential = json.loads(untrusted_json)
         client_data = json.loads(base64url_to_bytes(credential["response"]["clientDataJSON"]))
         challenge = base64url_to_bytes(client_data["challenge"])
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise InvalidPasskey() from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        raise InvalidPasskey() from None  # RecursionError: JSON nested thousands deep
     if not isinstance(credential, dict):
         raise InvalidPasskey()
     ceremony = db.session.get(PasskeyChallenge, hashlib.sha256(challenge).hexdigest())
@@ -234,7 +236,7 @@ def _transports(credential: dict[str, Any]) -> str:
     said = credential["response"].get("transports")
     known = [t for t in said if isinstance(t, str) and t in _TRANSPORTS] \
         if isinstance(said, list) else []
-    return ",".join(known)[:200]
+    return ",".join(dict.fromkeys(known))  # each once: all of them fit the column
 
 
 @writes
@@ -313,6 +315,8 @@ def sign_in(untrusted_json: str, client: ClientInfo,
     user = db.session.get_one(User, passkey.user_id)
     if user.disabled_at is not None:
         raise kept(InvalidPasskey())
+    if not passkey.signs_in_alone:
+        raise kept(InvalidPasskey(SECOND_STEP_ONLY))
     method = method_of(passkey)
     with sessions.second_factor_proved(method):
         opened = opening(user, PROVIDER)
@@ -346,8 +350,19 @@ def second_step(untrusted_json: str) -> Callable[[User, PendingSignIn], str | No
             passkey = _verified(answer, require_user_verification=False, owner=user.id)
         except InvalidPasskey:
             return None  # counted like a wrong code; the challenge stays spent
+        passkey.signs_in_alone = True  # its holder knows the password in force: see stop_alone
         return method_of(passkey)
     return prove
+
+
+def stop_alone(user: User) -> None:
+    """After a password reset, in its unit of work: the account's passkeys sign in no more on
+    their own, only as the second step after the new password (which gives it back). A reset
+    ends every way in that someone who once knew the password may have added (providers,
+    sessions); a passkey is one, but it may as well be the owner's second factor, so it stays
+    as that."""
+    db.session.execute(update(Passkey).where(Passkey.user_id == user.id)
+                       .values(signs_in_alone=False))
 
 
 @writes

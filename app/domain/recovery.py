@@ -24,6 +24,7 @@ from app.domain import (
     audit,
     emails,
     identities,
+    passkeys,
     second_factors,
     sessions,
     throttle,
@@ -131,6 +132,7 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
     # ...and then its holder chose the password.
     accounts.set_password(user, new_hash, by_address_holder=to_the_address)
     unlinked = identities.unlink_all(user.id, client)
+    passkeys.stop_alone(user)  # a way in too, which stays a second factor
     sessions.revoke_all(user.id, "password_reset")
     throttle.clear_account(user)  # whoever was failing on this account, the owner is back in
     audit.record("password_reset", client, user_id=user.id)

@@ -29,6 +29,10 @@ class Passkey(db.Model):
     backed_up: Mapped[bool] = mapped_column(Boolean())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Whether it signs in alone. A password reset takes that away (a passkey is a way in, like
+    # a provider, and may be a thief's); it comes back when the passkey answers a second step
+    # after the new password: then its holder knows that password too.
+    signs_in_alone: Mapped[bool] = mapped_column(Boolean(), default=True)
 
 
 class PasskeyChallenge(db.Model):

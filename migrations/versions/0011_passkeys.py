@@ -30,6 +30,7 @@ def upgrade():
     sa.Column('backed_up', sa.Boolean(), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=False),
     sa.Column('last_used_at', sa.DateTime(), nullable=True),
+    sa.Column('signs_in_alone', sa.Boolean(), nullable=False),
     sa.ForeignKeyConstraint(['user_id'], ['users.id'], ondelete='CASCADE',
                             name='fk_passkeys_user_id_users'),
     sa.PrimaryKeyConstraint('id', name='pk_passkeys'),

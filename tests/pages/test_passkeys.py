@@ -297,15 +297,32 @@ def test_a_passkey_of_an_unconfirmed_account_opens_nothing_when_confirmation_is_
     assert client.get("/account").status_code == 302
 
 
-@pytest.mark.parametrize("credential", [
-    "", "not json", "[]", "{}", '{"response": {}}', '{"response": {"clientDataJSON": "!!"}}',
-    json.dumps({"response": {"clientDataJSON": "eyJjaGFsbGVuZ2UiOjF9"}}),  # {"challenge":1}
-    "x" * 70000,
+DEEP = '{"response": ' + "[" * 3000 + "]" * 3000 + "}"  # 6 KB; json.loads: RecursionError
+
+
+@pytest.mark.parametrize(("credential", "status"), [
+    ("", 401), ("not json", 401), ("[]", 401), ("{}", 401), ('{"response": {}}', 401),
+    ('{"response": {"clientDataJSON": "!!"}}', 401),
+    (json.dumps({"response": {"clientDataJSON": "eyJjaGFsbGVuZ2UiOjF9"}}), 401),  # challenge 1
+    (DEEP, 401), ("x" * 70000, 413),
 ])
-def test_a_malformed_answer_is_a_clear_refusal_never_a_500(client, user, credential):
+def test_a_malformed_answer_is_a_clear_refusal_never_a_500(client, user, credential, status):
     response = submit(client, "/login/passkey", {"credential": credential}, token_from="/login")
-    assert response.status_code in (401, 413)
+    assert response.status_code == status
     assert client.get("/account").status_code == 302
+
+
+def test_json_nested_too_deep_is_refused_at_every_answer(app, client, with_passkey,
+                                                        authenticator):
+    """Adding and the second step, as signing in above: a refusal, never a 500."""
+    assert sign_in_with_password(client, with_passkey).status_code == 302
+    second = submit(client, "/login/second-factor/passkey", {"credential": DEEP},
+                    token_from="/login/second-factor")
+    assert second.status_code == 401
+    assert second_step_with_passkey(client, authenticator).status_code == 302  # signed in now
+    added = submit(client, "/account/passkeys", {"credential": DEEP, "name": "K"},
+                   token_from="/account")
+    assert added.status_code == 302 and len(passkeys_of(app, with_passkey)) == 1
 
 
 def test_the_login_page_offers_passkeys_in_the_email_field(client):
@@ -579,7 +596,8 @@ def test_an_id_that_is_no_id_is_a_404_page(app, client, with_passkey, path):
 
 
 @pytest.mark.parametrize(("transports", "kept"), [
-    (5, ""), ("usb", ""), ({"usb": 1}, ""), ([None, 5, "usb", "smoke-signal"], "usb")])
+    (5, ""), ("usb", ""), ({"usb": 1}, ""), ([None, 5, "usb", "smoke-signal"], "usb"),
+    (["hybrid"] * 40, "hybrid")])  # cut at 200 characters, it once stored "…,hybr": a 500 later
 def test_hostile_transports_are_dropped_not_a_500(app, client, user, transports, kept):
     """Transports are the browser's hint: what is not a list of known names is left out."""
     sign_in_with_password(client, user)
@@ -591,6 +609,7 @@ def test_hostile_transports_are_dropped_not_a_500(app, client, user, transports,
     assert added.status_code == 200
     [passkey] = passkeys_of(app, user)
     assert passkey.transports == kept
+    assert options(client, "/account/passkeys/options", "/account").status_code == 200
 
 
 def test_every_passkey_form_needs_its_csrf_token(app, client, with_passkey, authenticator):
@@ -649,3 +668,45 @@ def test_the_origin_is_the_one_browsers_send_for_the_public_url(app, client, use
     for origin, status in (("https://auth.example:443", 401), ("https://auth.example", 302)):
         browser = app.test_client()
         assert passkey_sign_in(browser, authenticator, origin=origin).status_code == status
+
+
+# A password reset ------------------------------------------------------------------------------
+
+def reset_password(app, mailbox, user, new_password):
+    owner = app.test_client()
+    submit(owner, "/forgot-password", {"email": user.email})
+    link = mailbox.last_link(user.email, "/reset-password")
+    owner.get(link[link.index("/reset-password"):])
+    assert submit(owner, "/reset-password", {"new_password": new_password}).status_code == 200
+
+
+def test_after_a_reset_a_thiefs_passkey_no_longer_signs_in_alone(app, user, mailbox):
+    """Someone who knew the password of an account without a second factor added a passkey:
+    a way in on its own, like a provider. The owner's reset takes that away (it signs in only
+    after the new password, which the thief does not know), as it unlinks the providers."""
+    thief = SoftAuthenticator()
+    stolen = app.test_client()
+    assert sign_in_with_password(stolen, user).status_code == 302
+    assert add_passkey(stolen, thief, "Thief").status_code == 200
+    assert passkey_sign_in(app.test_client(), thief).status_code == 302  # alone, before
+
+    reset_password(app, mailbox, user, "a new passphrase after the theft")
+    assert stolen.get("/account").status_code == 302  # the thief's session ended with it
+    refused = passkey_sign_in(app.test_client(), thief)
+    assert refused.status_code == 401
+    assert "only after the new password" in refused.get_data(as_text=True)
+    [passkey] = passkeys_of(app, user)
+    assert not passkey.signs_in_alone
+
+
+def test_after_a_reset_the_owners_passkey_signs_in_alone_once_it_answered_a_second_step(
+        app, with_passkey, authenticator, mailbox):
+    new = "a new passphrase of the owner's"
+    reset_password(app, mailbox, with_passkey, new)
+    assert passkey_sign_in(app.test_client(), authenticator).status_code == 401
+    owner = app.test_client()
+    assert submit(owner, "/login", {"email": with_passkey.email, "password": new}).headers[
+        "Location"].startswith("/login/second-factor")
+    assert second_step_with_passkey(owner, authenticator).status_code == 302
+    assert "since the reset" not in owner.get("/account").get_data(as_text=True)
+    assert passkey_sign_in(app.test_client(), authenticator).status_code == 302  # alone again

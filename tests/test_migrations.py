@@ -228,32 +228,40 @@ def test_addresses_are_canonicalised_and_collisions_reported_not_merged(tmp_path
     assert "u-umlaut" in warning and "u-puny" in warning
 
 
-def test_0012_trusts_only_passwords_the_rule_before_it_trusted(tmp_path, database_url):
-    """Migration 0012: a password set after its address was proved stays the holder's (what
-    links providers unasked before keeps doing so); one set before, or never proved, is not."""
+def test_0012_trusts_only_passwords_a_reset_link_set(tmp_path, database_url):
+    """Migration 0012: a password set by a reset link (its audit event) is the holder's; one
+    set at sign-up, or changed since the reset (a squatter's change after the owner confirmed
+    the address, which the rule before trusted), or of an unproved address, is not."""
     app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
                       "SQLALCHEMY_DATABASE_URI": database_url})
-    proved, later = datetime(2026, 1, 1), datetime(2026, 2, 1)
-    accounts = {  # id: (email_verified, email_verified_at, password_hash, password_changed_at)
-        "after-proof": (True, proved, "h", later),
-        "before-proof": (True, later, "h", proved),
-        "never-proved": (False, None, "h", proved),
-        "no-password": (True, proved, None, None),
+    signed_up, proved, later = datetime(2026, 1, 1), datetime(2026, 2, 1), datetime(2026, 3, 1)
+    accounts = {  # id: (email_verified, password_hash, password_changed_at, reset at)
+        "reset": (True, "h", later, later),
+        "changed-after-its-reset": (True, "h", later, proved),
+        "squatter-changed-after-confirmation": (True, "h", later, None),
+        "signed-up-and-confirmed": (True, "h", signed_up, None),
+        "never-proved": (False, "h", later, later),
+        "no-password": (True, None, None, None),
     }
     with app.app_context():
         upgrade(revision="0011")
         with db.engine.begin() as connection:
-            for user_id, (verified, verified_at, password, changed) in accounts.items():
+            for user_id, (verified, password, changed, reset_at) in accounts.items():
                 connection.execute(sa.text(
                     "INSERT INTO users (id, email, email_key, full_name, password_hash, plan,"
                     " email_verified, email_verified_at, created_at, password_changed_at)"
                     " VALUES (:id, :id, :id, '', :password, 'free', :verified, :verified_at,"
                     " :created, :changed)"),
                     {"id": user_id, "password": password, "verified": verified,
-                     "verified_at": verified_at, "created": proved, "changed": changed})
+                     "verified_at": proved if verified else None, "created": signed_up,
+                     "changed": changed})
+                if reset_at is not None:
+                    connection.execute(sa.text(
+                        "INSERT INTO audit_events (at, event, user_id) VALUES (:at, "
+                        "'password_reset', :id)"), {"at": reset_at, "id": user_id})
         upgrade()
         with db.engine.connect() as connection:
             rows = dict(connection.execute(sa.text(
                 "SELECT id, password_proved_at FROM users")).all())
         db.engine.dispose()
-    assert {user_id for user_id, at in rows.items() if at is not None} == {"after-proof"}
+    assert {user_id for user_id, at in rows.items() if at is not None} == {"reset"}

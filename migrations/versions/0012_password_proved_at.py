@@ -19,10 +19,16 @@ depends_on = None
 def upgrade():
     with op.batch_alter_table('users', schema=None) as batch_op:
         batch_op.add_column(sa.Column('password_proved_at', sa.DateTime(), nullable=True))
-    # What the rule before it judged the holder's: a password set after the address was proved.
+    # Only a password set by a reset link (its audit event at or after the password's change)
+    # is known to be the address holder's. "Set after the address was proved", the rule before,
+    # also trusted a squatter's change made after the owner confirmed. Everyone else shows it
+    # again from the account page (a confirmation link opened in the signed-in browser).
     op.execute("UPDATE users SET password_proved_at = password_changed_at "
                "WHERE password_hash IS NOT NULL AND email_verified "
-               "AND email_verified_at IS NOT NULL AND password_changed_at >= email_verified_at")
+               "AND password_changed_at IS NOT NULL AND EXISTS ("
+               "SELECT 1 FROM audit_events WHERE audit_events.user_id = users.id "
+               "AND audit_events.event = 'password_reset' "
+               "AND audit_events.at >= users.password_changed_at)")
 
 
 def downgrade():

@@ -145,15 +145,16 @@ def _store_hash(user: User, password_hash: str) -> None:
 
 
 @writes
-def set_password(user: User, password_hash: str | None, *, by_address_holder: bool = False
-                 ) -> None:
+def set_password(user: User, password_hash: str | None, *,
+                 by_address_holder: bool | None = None) -> None:
     """Every change of password goes through here (None removes it): outstanding reset links
-    die with it. The caller's unit of work decides which sessions end. `by_address_holder`: the
-    new password was set by someone who just proved the address (a reset link); otherwise it is
-    as much the holder's as the old one was (a change proves only the old password)."""
+    die with it. The caller's unit of work decides which sessions end. `by_address_holder`:
+    True, set by someone who just proved the address (a reset link to it); False, by someone
+    who may not hold it (a reset link to an address the account has since left); None, a
+    change, as much the holder's as the old password was (it proves only the old one)."""
     user.password_hash, user.password_changed_at = password_hash, now()
-    if by_address_holder:
-        user.password_proved_at = user.password_changed_at
+    if by_address_holder is not None:
+        user.password_proved_at = user.password_changed_at if by_address_holder else None
     db.session.execute(delete(OneTimeToken).where(
         OneTimeToken.user_id == user.id, OneTimeToken.purpose == OneTimeToken.RESET_PASSWORD))
 

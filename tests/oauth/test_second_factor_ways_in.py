@@ -1,14 +1,16 @@
 """No code, session or token before the second factor on the provider and link ways in: GitHub
 (a local stand-in) signs in to an account that has an authenticator app."""
 
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import pytest
 from sqlalchemy import update
 
 from app.extensions import db
-from app.models import User
+from app.models import Passkey, User
 from tests.providers import fixtures
+from tests.support.accounts import OWNED
 from tests.support.oauth import OUR_CALLBACK, exchange, landing
 from tests.support.pages import submit
 from tests.support.second_factors import code_at, enrolled_user
@@ -98,3 +100,21 @@ def test_the_provider_alone_cannot_take_over_an_account_with_a_second_factor(
         from app.domain import identities
 
         assert identities.providers_of(account.id) == []
+
+
+def test_nor_an_account_whose_only_second_factor_is_a_passkey(app, client, make_user,
+                                                              github_server):
+    """A passkey is a second factor too: the provider alone does not take the account over."""
+    account = make_user("octo@example.com", **{**OWNED, "password_proved_at": None})
+    with app.app_context():
+        db.session.add(Passkey(user_id=account.id, credential_key="k" * 64, credential_id=b"k",
+                               public_key=b"p", sign_count=0, transports="", name="Key",
+                               backup_eligible=False, backed_up=False,
+                               created_at=datetime.now(UTC)))
+        db.session.commit()
+    assert through_github(client, "/login/github").headers["Location"] == "/login/link"
+    refused = submit(client, "/login/link/take-over", {}, token_from="/login/link")
+    assert refused.status_code == 302 and "error=second_factor_first" in refused.headers["Location"]
+    assert submit(app.test_client(), "/login", {
+        "email": account.email, "password": account.password}).headers["Location"].startswith(
+        "/login/second-factor")  # the password kept, and the passkey asked for

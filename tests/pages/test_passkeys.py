@@ -710,3 +710,39 @@ def test_after_a_reset_the_owners_passkey_signs_in_alone_once_it_answered_a_seco
     assert second_step_with_passkey(owner, authenticator).status_code == 302
     assert "since the reset" not in owner.get("/account").get_data(as_text=True)
     assert passkey_sign_in(app.test_client(), authenticator).status_code == 302  # alone again
+
+
+def test_an_answer_after_the_challenges_five_minutes_is_refused(app, client, with_passkey,
+                                                               authenticator, clock):
+    asked = options(client, "/login/passkey/options", "/login").get_json()
+    answer = json.dumps(authenticator.assert_(asked, ORIGIN))
+    clock.advance(300)
+    late = submit(client, "/login/passkey", {"credential": answer}, token_from="/login")
+    assert late.status_code == 401 and client.get("/account").status_code == 302
+
+
+def test_a_refused_answer_spends_its_challenge(app, client, with_passkey, authenticator):
+    """Whatever was wrong with it (here, another origin's signature), a second answer to the
+    same challenge is not listened to: a challenge gives one try."""
+    asked = options(client, "/login/passkey/options", "/login").get_json()
+    wrong = authenticator.assert_(asked, "https://evil.example")
+    assert submit(client, "/login/passkey", {"credential": json.dumps(wrong)},
+                  token_from="/login").status_code == 401
+    right = authenticator.assert_(asked, ORIGIN)
+    assert submit(client, "/login/passkey", {"credential": json.dumps(right)},
+                  token_from="/login").status_code == 401
+    assert client.get("/account").status_code == 302
+
+
+def test_a_password_change_of_a_passkey_only_account_needs_a_recent_sign_in(
+        app, client, with_passkey, authenticator, clock):
+    """A passkey is a second factor: as with an authenticator app, a session that signed in a
+    while ago changes the password only after signing in again."""
+    assert passkey_sign_in(client, authenticator).status_code == 302
+    clock.advance(app.config["STEP_UP_SECONDS"] + 1)
+    refused = submit(client, "/account/password", {
+        "current_password": with_passkey.password, "new_password": "a wholly new passphrase"},
+        token_from="/account")
+    assert refused.status_code == 403, refused.status_code
+    assert submit(app.test_client(), "/login", {
+        "email": with_passkey.email, "password": with_passkey.password}).status_code == 302

@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from app.domain import passkeys
 from app.extensions import db
 from app.models import User
+from tests.support.accounts import OWNED, PROVED_LONG_AGO
 from tests.support.pages import csrf_token, submit
 from tests.support.second_factors import enrol
 from tests.support.soft_authenticator import SoftAuthenticator
@@ -84,6 +85,19 @@ def test_the_proof_link_goes_to_the_owners_inbox_and_proves_nothing_opened_elsew
     assert not may_add_factors(mallory)
 
 
+def test_the_proof_link_opened_signed_in_to_another_account_proves_nothing(
+        app, mallory, mailbox, make_user):
+    """Ada opens it in a browser signed in to another account of hers: that proves nothing of
+    the password of the account the link is for (Mallory's)."""
+    assert submit(mallory, "/account/confirm-email", {}, token_from="/account").status_code == 302
+    ada = app.test_client()
+    work = make_user("ada.work@example.com", **OWNED)
+    assert submit(ada, "/login", {"email": work.email, "password": work.password}
+                  ).status_code == 302
+    assert open_link(ada, mailbox, ADA).status_code == 200
+    assert not may_add_factors(mallory)
+
+
 def test_the_owners_reset_then_leaves_the_squatter_nothing(app, mallory, mailbox):
     ada = app.test_client()
     assert submit(ada, "/forgot-password", {"email": ADA}).status_code == 202
@@ -102,13 +116,14 @@ def test_the_owners_reset_then_leaves_the_squatter_nothing(app, mallory, mailbox
 def test_a_reset_link_mailed_to_an_address_the_account_no_longer_has_proves_nothing(
         app, mallory, mailbox):
     """The link proves the inbox it went to: if the account's address is another by now, the
-    password it sets is not shown to be that address's holder's."""
+    password it sets is not shown to be that address's holder's (whatever the old one was)."""
     assert submit(app.test_client(), "/forgot-password", {"email": ADA}).status_code == 202
     link = mailbox.last_link(ADA, "/reset-password")
     with app.app_context():
         db.session.execute(update(User).where(User.email_key == ADA)
                            .values(email="ada@elsewhere.example",
-                                   email_key="ada@elsewhere.example"))
+                                   email_key="ada@elsewhere.example",
+                                   password_proved_at=PROVED_LONG_AGO))  # proved before
         db.session.commit()
     stranger = app.test_client()
     stranger.get(link[link.index("/reset-password"):])

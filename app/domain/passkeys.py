@@ -45,7 +45,7 @@ from app.db.transactions import kept, writes
 from app.domain import audit, second_factors, sessions, text
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InvalidPasskey, NotFound, TooManyPasskeys
+from app.domain.errors import EmailNotConfirmed, InvalidPasskey, NotFound, TooManyPasskeys
 from app.extensions import db
 from app.models import AuthSession, MailJob, Passkey, PasskeyChallenge, PendingSignIn, User
 
@@ -319,7 +319,10 @@ def sign_in(untrusted_json: str, client: ClientInfo,
         raise kept(InvalidPasskey(SECOND_STEP_ONLY))
     method = method_of(passkey)
     with sessions.second_factor_proved(method):
-        opened = opening(user, PROVIDER)
+        try:
+            opened = opening(user, PROVIDER)
+        except EmailNotConfirmed as error:  # refused too: the challenge stays spent
+            raise kept(error) from None
     return second_factors.Completed(opened, PROVIDER, method)
 
 

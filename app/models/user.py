@@ -30,8 +30,9 @@ class User(db.Model):
     password_changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # When the password in force was shown to be the address holder's: set by a reset link, or by
     # a confirmation link opened in a browser signed in to the account; kept by a password change
-    # (made by whoever knew the old one), dropped by a new sign-up's. None: whoever signed up may
-    # be someone else than the address's holder (password_is_the_holders, below).
+    # (made by whoever knew the old one), cleared by a reset link to an old address. None (as at
+    # sign-up): whoever set it may be someone else than the address's holder
+    # (password_is_the_holders, below).
     password_proved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 

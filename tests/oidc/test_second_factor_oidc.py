@@ -10,7 +10,8 @@ import pytest
 from app.domain import passkeys
 from tests.oidc.helpers import SITES, authorize_query, pkce, query_of, redeem
 from tests.support.accounts import OWNED
-from tests.support.pages import csrf_token, submit
+from tests.support.pages import submit
+from tests.support.passkeys import add_passkey, ceremony_options
 from tests.support.second_factors import code_at, enrolled_user
 from tests.support.soft_authenticator import SoftAuthenticator
 
@@ -54,18 +55,12 @@ def test_a_passkey_alone_answers_an_authorization_and_the_id_token_says_so(app, 
     authenticator = SoftAuthenticator()
     owner = app.test_client()
     submit(owner, "/login", {"email": account.email, "password": account.password})
-    asked = owner.post("/account/passkeys/options",
-                       headers={"X-CSRFToken": csrf_token(owner, "/account")}).get_json()
-    added = submit(owner, "/account/passkeys", {
-        "credential": json.dumps(authenticator.register(asked, origin)), "name": "Key"},
-        token_from="/account")
-    assert added.status_code == 200
+    assert add_passkey(owner, authenticator, origin).status_code == 200
 
     verifier = pkce()
     query = authorize_query(verifier=verifier)
     login_path = client.get("/oauth2/authorize?" + urlencode(query)).headers["Location"]
-    options = client.post("/login/passkey/options",
-                          headers={"X-CSRFToken": csrf_token(client, login_path)}).get_json()
+    options = ceremony_options(client, "/login/passkey/options", login_path).get_json()
     signed = submit(client, "/login/passkey", {
         "credential": json.dumps(authenticator.assert_(options, origin))}, token_from=login_path)
     assert signed.headers["Location"].startswith("/oauth2/authorize")

@@ -19,6 +19,8 @@ from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, Recov
 from app.web.headers import CONTENT_SECURITY_POLICY
 from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
+from tests.support.passkeys import add_passkey as add_passkey_at
+from tests.support.passkeys import ceremony_options as options
 from tests.support.sites import SYMBOLS
 from tests.support.soft_authenticator import SoftAuthenticator, b64url
 
@@ -41,23 +43,12 @@ def authenticator():
     return SoftAuthenticator()
 
 
-def options(client, path, page):
-    """A ceremony's options, asked for as static/passkeys.js asks: POST, the page's CSRF token."""
-    response = client.post(path, headers={"X-CSRFToken": csrf_token(client, page)})
-    return response
-
-
 def sign_in_with_password(client, account, query=""):
     return submit(client, "/login" + query, {"email": account.email, "password": account.password})
 
 
 def add_passkey(client, authenticator, name="Laptop"):
-    """Add a passkey from the account page of a signed-in browser: the page that answers."""
-    asked = options(client, "/account/passkeys/options", "/account")
-    assert asked.status_code == 200, asked.get_data(as_text=True)
-    answer = authenticator.register(asked.get_json(), ORIGIN)
-    return submit(client, "/account/passkeys", {"credential": json.dumps(answer), "name": name},
-                  token_from="/account")
+    return add_passkey_at(client, authenticator, ORIGIN, name)
 
 
 def passkey_sign_in(client, authenticator, query="", origin=ORIGIN, **tamper):
@@ -295,6 +286,10 @@ def test_a_passkey_of_an_unconfirmed_account_opens_nothing_when_confirmation_is_
         db.session.commit()
     assert passkey_sign_in(client, authenticator).status_code == 403
     assert client.get("/account").status_code == 302
+    [passkey] = passkeys_of(app, with_passkey)
+    assert passkey.sign_count == authenticator.credentials[0].sign_count  # the answer was heard
+    with app.app_context():  # and its challenge spent, as every refused answer's
+        assert None not in db.session.scalars(select(PasskeyChallenge.used_at)).all()
 
 
 DEEP = '{"response": ' + "[" * 3000 + "]" * 3000 + "}"  # 6 KB; json.loads: RecursionError

@@ -7,8 +7,6 @@ opened in a browser signed in to the account (User.password_is_the_holders)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from sqlalchemy import select, update
 
@@ -16,7 +14,8 @@ from app.domain import passkeys
 from app.extensions import db
 from app.models import User
 from tests.support.accounts import OWNED, PROVED_LONG_AGO
-from tests.support.pages import csrf_token, submit
+from tests.support.pages import submit
+from tests.support.passkeys import add_passkey, ceremony_options
 from tests.support.second_factors import enrol
 from tests.support.soft_authenticator import SoftAuthenticator
 
@@ -36,8 +35,7 @@ def open_link(client, mailbox, address):
 
 
 def passkey_options(client):
-    return client.post("/account/passkeys/options",
-                       headers={"X-CSRFToken": csrf_token(client, "/account")})
+    return ceremony_options(client, "/account/passkeys/options", "/account")
 
 
 def may_add_factors(client) -> bool:
@@ -156,9 +154,7 @@ def test_confirmed_on_another_device_a_link_from_the_account_page_proves_it(app,
     assert may_add_factors(client)
     _secret, codes = enrol(client, clock)
     assert len(codes) == 10
-    answer = SoftAuthenticator().register(passkey_options(client).get_json(), ORIGIN)
-    added = submit(client, "/account/passkeys", {"credential": json.dumps(answer), "name": "P"},
-                   token_from="/account")
+    added = add_passkey(client, SoftAuthenticator(), ORIGIN)
     assert added.headers["Location"] == "/account#passkeys"  # added (a refusal: #second-factor)
     with app.app_context():
         user = db.session.scalars(select(User).where(User.email == ADA)).one()

@@ -250,7 +250,8 @@ def _check(config: dict[str, Any]) -> None:
             raise RuntimeError(f"SVC_{name} cannot be negative.")
     _check_limits(config)
     check_captcha(config)
-    check_client_sites(config["CLIENT_SITES"])
+    check_client_sites(config["CLIENT_SITES"],
+                       reserved=(config["JWT_AUDIENCE"], config["ADMIN_AUDIENCE"]))
     if config["ENV"] != "production":
         return
     if not str(config["PUBLIC_URL"]).startswith("https://"):

@@ -1,10 +1,11 @@
-"""CORS for the registered client sites' origins only, never a reflection of any Origin."""
+"""CORS for the family's own sites' origins only, never a reflection of any Origin: a
+third-party client has no business with the family API."""
 
 from __future__ import annotations
 
 from flask import Response, request
 
-from app.domain.sites import is_registered_origin
+from app.domain.sites import is_family_origin
 from app.web.headers import add_vary
 
 CORS_PATHS = ("/api/", "/static/svc-auth.js")
@@ -15,7 +16,7 @@ def add_cors_headers(response: Response) -> Response:
         return response
     add_vary(response, "Origin")
     untrusted_origin = request.environ.get("HTTP_ORIGIN")
-    if untrusted_origin and is_registered_origin(untrusted_origin):
+    if untrusted_origin and is_family_origin(untrusted_origin):
         response.headers["Access-Control-Allow-Origin"] = untrusted_origin
         response.headers["Access-Control-Expose-Headers"] = "Retry-After, WWW-Authenticate"
         if request.method == "OPTIONS":

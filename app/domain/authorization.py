@@ -175,7 +175,7 @@ def id_token(issued: sessions.IssuedTokens, nonce: str | None, auth_time_at: dat
 def userinfo(access_token: str) -> dict[str, Any]:
     """The claims of the person behind an access token issued to a client with `openid`;
     a BearerError for any other token."""
-    bearer = sessions.authenticate_bearer(access_token)
+    bearer = sessions.authenticate_bearer(access_token, clients_own=True)
     session = db.session.get(AuthSession, bearer.session_id)
     if session is None or "openid" not in (session.scope or "").split():
         raise InsufficientScope()
@@ -241,7 +241,7 @@ def _refresh_token(raw: str) -> TokenOf | None:
 
 def _access_token(token: str) -> TokenOf | None:
     try:
-        claims = tools().access_tokens.verify(token, now())
+        claims = tools().access_tokens.verify(token, now(), clients_own=True)
     except InvalidToken:  # TokenExpired is one
         return None
     session = db.session.get(AuthSession, claims.session_id)
@@ -258,7 +258,7 @@ def introspection(found: TokenOf) -> dict[str, Any]:
         "active": True, "token_type": "Bearer" if found.kind == "access_token" else "refresh_token",
         "sub": session.user_id, "sid": session.id, "exp": found.expires_at,
         "iat": found.issued_at, "iss": current_app.config["PUBLIC_URL"],
-        "aud": current_app.config["JWT_AUDIENCE"],
+        "aud": sessions.audience_of(session),
     }
     if session.client_id is not None:
         body |= {"client_id": session.client_id, "scope": session.scope or ""}

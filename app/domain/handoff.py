@@ -1,9 +1,10 @@
 """Handoff codes: how a sign-in on our pages or through a provider reaches a client site.
 
 A code is 256 random bits, stored hashed, valid for 60 s and once. It is bound to the redirect
-URI, the provider and (when the client sent one) a PKCE S256 challenge. The first redemption
-burns it whatever the outcome; a second one also revokes the session the first one opened,
-since whoever holds a copy of a used code is not who it was issued to (RFC 6749 §10.5).
+URI (and so to its site, which must still use the handoff when the code is redeemed:
+domain/sites.py), the provider and (when the client sent one) a PKCE S256 challenge. The first
+redemption burns it whatever the outcome; a second one also revokes the session the first one
+opened, since whoever holds a copy of a used code is not who it was issued to (RFC 6749 §10.5).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from datetime import timedelta
 
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
-from app.domain import audit, sessions, tokens
+from app.domain import audit, sessions, sites, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidCode, InvalidRequest
@@ -88,7 +89,8 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
     if not claimed:
         revoke_first_redemption(code, client)
         raise kept(InvalidCode())
-    if not _matches(code, provider, code_verifier, redirect_uri) or code.expires_at <= at:
+    if not _matches(code, provider, code_verifier, redirect_uri) or code.expires_at <= at \
+            or sites.handoff_site_of(code.redirect_uri) is None:
         audit.record("handoff_code_refused", client, user_id=code.user_id)
         raise kept(InvalidCode())  # the code stays burned
     user = db.session.get(User, code.user_id)
@@ -104,9 +106,9 @@ def _matches(code: HandoffCode, provider: str, code_verifier: str | None,
              redirect_uri: str | None) -> bool:
     if code.client_id is not None:  # an OpenID Connect client's code: its token endpoint only
         return False
-    if not hmac.compare_digest(code.provider, provider):
+    if not _same(code.provider, provider):
         return False
-    if redirect_uri is not None and not hmac.compare_digest(code.redirect_uri, redirect_uri):
+    if redirect_uri is not None and not _same(code.redirect_uri, redirect_uri):
         return False
     if code.code_challenge is None:
         return code_verifier is None
@@ -114,6 +116,11 @@ def _matches(code: HandoffCode, provider: str, code_verifier: str | None,
         return False
     computed = base64.urlsafe_b64encode(hashlib.sha256(code_verifier.encode()).digest())
     return hmac.compare_digest(computed.rstrip(b"=").decode(), code.code_challenge)
+
+
+def _same(expected: str, untrusted: str) -> bool:
+    """A constant-time comparison of any two texts (compare_digest takes ASCII strings only)."""
+    return hmac.compare_digest(expected.encode(), untrusted.encode("utf-8", "surrogatepass"))
 
 
 def revoke_first_redemption(code: HandoffCode, client: ClientInfo) -> None:

@@ -17,7 +17,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.rows import claim_once, insert_loaded, insert_values
 from app.db.transactions import kept, until_commit, writes
-from app.domain import audit, tokens
+from app.domain import audit, sites, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
@@ -177,8 +177,18 @@ def _new_refresh_token(session: AuthSession, at: datetime) -> str:
     return raw
 
 
+def audience_of(session: AuthSession) -> str:
+    """Whom a session's access tokens are for: a third-party client's (or a client's no longer
+    registered) are for that client alone, so that neither the family API nor a family site
+    takes them; the family's own sites' share one audience."""
+    if session.client_id is None:
+        return str(current_app.config["JWT_AUDIENCE"])
+    site = sites.registered_site(session.client_id)
+    return current_app.config["JWT_AUDIENCE"] if site and site.first_party else session.client_id
+
+
 def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens:
-    # A client's session says whose it is in its tokens (the audience stays the shared one).
+    # A client's session says whose it is, and what it may ask, in its tokens.
     extra: dict[str, Any] | None = (
         {"client_id": session.client_id, "scope": session.scope or ""}
         if session.client_id is not None else None)
@@ -186,7 +196,8 @@ def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens
         extra = {**(extra or {}), "amr": amr(session.provider, session.second_factor),
                  "acr": assurance(session.second_factor)}
     access = tools().access_tokens.issue(user_id=user.id, session_id=session.id,
-                                         plan=user.plan, now=now(), extra=extra)
+                                         plan=user.plan, now=now(), extra=extra,
+                                         audience=audience_of(session))
     return IssuedTokens(user, session, access.token, refresh_token,
                         tools().access_tokens.ttl)
 
@@ -292,14 +303,15 @@ class Bearer:
     account: Account
 
 
-def authenticate_bearer(token: str) -> Bearer:
-    """The live session behind an access token; raises a BearerError.
+def authenticate_bearer(token: str, *, clients_own: bool = False) -> Bearer:
+    """The live session behind a family access token (or, with `clients_own`, one a third-party
+    client holds for itself: domain/tokens.py); raises a BearerError.
 
     The token's signature is checked once and its claims cached (domain/tokens.py); whether the
     session still lives is asked every time (domain/live_sessions.py).
     """
     at = now()
-    claims = tools().access_tokens.verify(token, at)
+    claims = tools().access_tokens.verify(token, at, clients_own=clients_own)
     account = tools().live_sessions.live_account(claims.session_id, claims.user_id, at)
     if account is None:
         raise SessionRevoked()

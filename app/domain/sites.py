@@ -58,6 +58,14 @@ class Site:
         return self.auth_method == PUBLIC
 
     @property
+    def uses_handoff(self) -> bool:
+        """Whether the handoff (a code through `redirect_uri`/`callback`, traded at
+        exchange-code) may sign people in to this site: the family's own public sites only. A
+        third-party client signs in through /oauth2 with consent and its scopes, and a
+        confidential one through /oauth2/token, where its secret is asked."""
+        return self.first_party and self.is_public
+
+    @property
     def post_logout_redirect_uris(self) -> tuple[str, ...]:
         return self.redirect_uris if self.post_logout_uris is None else self.post_logout_uris
 
@@ -114,13 +122,22 @@ def all_sites() -> dict[str, Site]:
     return sites
 
 
-def registered_redirect_uri(untrusted_uri: str | None) -> str:
-    """The redirect URI, if it is exactly one a site registered; InvalidRedirectUri otherwise."""
-    if untrusted_uri:
-        for site in all_sites().values():
-            if untrusted_uri in site.redirect_uris:
-                return untrusted_uri
+def handoff_redirect_uri(untrusted_uri: str | None) -> str:
+    """The redirect URI, if it is exactly one that a site using the handoff registered (and no
+    other kind of site did); InvalidRedirectUri otherwise."""
+    if untrusted_uri and handoff_site_of(untrusted_uri) is not None:
+        return untrusted_uri
     raise InvalidRedirectUri()
+
+
+def handoff_site_of(redirect_uri: str) -> Site | None:
+    """The site a handoff code sent to `redirect_uri` is for, if that site may use the
+    handoff. A URI that a site not using it registered too is no handoff's: the code would
+    reach a client that never had to ask for consent or show its secret."""
+    owners = [site for site in all_sites().values() if redirect_uri in site.redirect_uris]
+    if not owners or not all(site.uses_handoff for site in owners):
+        return None
+    return owners[0]
 
 
 def registered_site(untrusted_name: str | None) -> Site | None:
@@ -135,16 +152,21 @@ def site_of_redirect_uri(redirect_uri: str) -> Site | None:
 
 
 def callback_redirect_uri(untrusted_name: str | None) -> str:
-    """v1's `callback=<site>`: the named site's first redirect URI, or UnknownCallback."""
+    """v1's `callback=<site>`: the named site's first redirect URI, or UnknownCallback (for a
+    site that does not use the handoff too)."""
     site = all_sites().get(untrusted_name or "")
-    if site is None or not site.redirect_uris:
+    if site is None or not site.redirect_uris or not site.uses_handoff \
+            or handoff_site_of(site.redirect_uris[0]) is None:
         raise UnknownCallback(f"“{untrusted_name[:64]}” is not a registered client site."
                               if untrusted_name else None)
     return site.redirect_uris[0]
 
 
-def is_registered_origin(untrusted_origin: str) -> bool:
-    return any(untrusted_origin in site.origins for site in all_sites().values())
+def is_family_origin(untrusted_origin: str) -> bool:
+    """Whether this is the origin of one of the family's own sites, the only ones that call
+    the family API from a browser (CORS)."""
+    return any(untrusted_origin in site.origins
+               for site in all_sites().values() if site.first_party)
 
 
 # Registering (CLI) -----------------------------------------------------------------------------
@@ -189,7 +211,21 @@ def _check_client(registration: Registration) -> None:
         raise InvalidBody("A client's scopes include openid.")
 
 
-def check_settings(client_sites: Any) -> None:
+def _check_name(name: str, reserved: tuple[str, ...]) -> None:
+    """A site's name is its client id, and a third-party client's tokens have it as their
+    audience: one named like the family's (or the admin API's) audience would get their tokens."""
+    if not SITE_NAME.match(name):
+        raise InvalidBody("A site name is lower-case letters, digits and dashes.")
+    if name in reserved:
+        raise InvalidBody(f"{name} is the audience of the service's own tokens: choose another "
+                          "name.")
+
+
+def reserved_names() -> tuple[str, ...]:
+    return current_app.config["JWT_AUDIENCE"], current_app.config["ADMIN_AUDIENCE"]
+
+
+def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = ()) -> None:
     """SVC_CLIENT_SITES, checked at start by the rules `sites add` follows: a mistyped entry
     (say `"first_party": "false"`, which would skip consent) stops the service, instead of
     registering something else than its operator meant. RuntimeError, naming the site."""
@@ -197,15 +233,16 @@ def check_settings(client_sites: Any) -> None:
         raise RuntimeError("SVC_CLIENT_SITES must be an object of sites by name.")
     for name, entry in client_sites.items():
         try:
+            if not isinstance(name, str):
+                raise ValueError("a site name is lower-case letters, digits and dashes")
+            _check_name(name, reserved)
             _check_entry(name, entry)
         except (InvalidBody, TypeError, ValueError) as error:
             detail = error.detail if isinstance(error, InvalidBody) else str(error)
             raise RuntimeError(f"SVC_CLIENT_SITES[{name!r}]: {detail}") from None
 
 
-def _check_entry(name: Any, entry: Any) -> None:
-    if not isinstance(name, str) or not SITE_NAME.match(name):
-        raise ValueError("a site name is lower-case letters, digits and dashes")
+def _check_entry(name: str, entry: Any) -> None:
     if not isinstance(entry, dict):
         raise TypeError("each site is an object")
     for key in ("redirect_uris", "origins", "post_logout_redirect_uris", "scopes"):
@@ -233,8 +270,7 @@ def add_site(name: str, redirect_uris: list[str], origins: list[str],
     """Register a site (or change one added before). A confidential client gets a new secret
     when it had none; `rotate_secret` replaces one."""
     registration = registration or Registration()
-    if not SITE_NAME.match(name):
-        raise InvalidBody("A site name is lower-case letters, digits and dashes.")
+    _check_name(name, reserved_names())
     if not redirect_uris:
         raise InvalidBody("A site needs at least one redirect URI.")
     _check_client(registration)

@@ -42,6 +42,8 @@ class AccessClaims:
     issued_at: int
     not_before: int
     expires_at: int
+    audience: str
+    client_id: str | None = None
 
 
 class AccessTokens:
@@ -54,13 +56,15 @@ class AccessTokens:
         self._cache_size = cache_size
 
     def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime,
-              extra: dict[str, Any] | None = None) -> AccessToken:
+              extra: dict[str, Any] | None = None, audience: str | None = None) -> AccessToken:
         """`extra`: the `client_id` and `scope` of a token issued to an OpenID Connect client;
-        `amr` and `acr` of a sign-in with a second factor."""
+        `amr` and `acr` of a sign-in with a second factor. `audience`: a third-party client's
+        own client id, instead of the family's shared audience."""
         iat = int(now.timestamp())
         claims: dict[str, Any] = {
             **(extra or {}),
-            "iss": self.issuer, "aud": self.audience, "sub": user_id, "sid": session_id,
+            "iss": self.issuer, "aud": audience or self.audience, "sub": user_id,
+            "sid": session_id,
             "plan": plan, "jti": secrets.token_urlsafe(16), "iat": iat, "nbf": iat,
             "exp": iat + self.ttl,
         }
@@ -74,15 +78,23 @@ class AccessTokens:
                            headers={"kid": key.kid, "typ": typ})
         return low_s.normalised(token) if key.alg == "ES256" else token
 
-    def verify(self, token: str, now: datetime) -> AccessClaims:
-        """The token's claims, or InvalidToken / TokenExpired. Never anything else."""
+    def verify(self, token: str, now: datetime, *, clients_own: bool = False) -> AccessClaims:
+        """The token's claims, or InvalidToken / TokenExpired. Never anything else.
+
+        Only a family token (the shared audience) passes, unless `clients_own`: then also a
+        token a third-party client holds for itself (its client id as the audience), which only
+        the OpenID Connect endpoints take."""
         at = int(now.timestamp())
         cached = self._cache.get(token)
         if cached is None:
             cached = self._decode(token, at)
         else:
             self._key_in_force(cached[0], cached[1], at)
-        self._check_times(cached[1], at)
+        claims = cached[1]
+        if claims.audience != self.audience and not (
+                clients_own and claims.audience == claims.client_id):
+            raise InvalidToken()
+        self._check_times(claims, at)
         self._remember(token, cached)
         return cached[1]
 
@@ -105,11 +117,11 @@ class AccessTokens:
             raise InvalidToken()
         try:
             payload = jwt.decode(
-                token, key.public, algorithms=[key.alg], audience=self.audience,
-                issuer=self.issuer,
-                # Times are checked against the service's clock in _check_times.
+                token, key.public, algorithms=[key.alg], issuer=self.issuer,
+                # Times are checked against the service's clock in _check_times, the audience
+                # in verify (a client's own tokens are ours too, for other endpoints).
                 options={"require": list(_REQUIRED_CLAIMS), "verify_exp": False,
-                         "verify_nbf": False, "verify_iat": False},
+                         "verify_nbf": False, "verify_iat": False, "verify_aud": False},
             )
         except jwt.InvalidTokenError:
             raise InvalidToken() from None
@@ -143,11 +155,14 @@ class AccessTokens:
 
 def _claims_from(payload: dict[str, Any]) -> AccessClaims:
     times = [payload[name] for name in ("iat", "nbf", "exp")]
-    ids = [payload[name] for name in ("sub", "sid")]
-    if any(type(t) is not int for t in times) or any(not isinstance(i, str) for i in ids):
+    ids = [payload[name] for name in ("sub", "sid", "aud")]
+    client_id = payload.get("client_id")
+    if any(type(t) is not int for t in times) or any(not isinstance(i, str) for i in ids) \
+            or not isinstance(client_id, str | None):
         raise InvalidToken()
     return AccessClaims(user_id=ids[0], session_id=ids[1], issued_at=times[0],
-                        not_before=times[1], expires_at=times[2])
+                        not_before=times[1], expires_at=times[2], audience=ids[2],
+                        client_id=client_id)
 
 
 # Opaque secrets: refresh tokens ---------------------------------------------------------------

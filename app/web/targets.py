@@ -39,11 +39,11 @@ class Target:
 def from_request(*, required: bool,
                  accept: tuple[str, ...] = ("redirect_uri", "callback")) -> Target | None:
     """The target named by the request's `redirect_uri` (v2, pages) or `callback` (v1, pages),
-    whichever `accept` allows: registered ones only; InvalidRedirectUri / UnknownCallback /
-    InvalidRequest otherwise."""
+    whichever `accept` allows, of a site that uses the handoff (domain/sites.py);
+    InvalidRedirectUri / UnknownCallback / InvalidRequest otherwise."""
     args = request.args
     if "redirect_uri" in accept and "redirect_uri" in args:
-        redirect_uri = sites.registered_redirect_uri(args.get("redirect_uri"))
+        redirect_uri = sites.handoff_redirect_uri(args.get("redirect_uri"))
     elif "callback" in accept and ("callback" in args or accept == ("callback",)):
         redirect_uri = sites.callback_redirect_uri(args.get("callback"))
     elif required:

@@ -6,6 +6,7 @@ sent, and what happens when a transport fails.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import smtplib
 import ssl
@@ -14,7 +15,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
+from email.utils import formatdate, parseaddr
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
@@ -29,13 +30,20 @@ class Message:
     text: str
     html: str
 
-    def as_email(self, sender: str) -> EmailMessage:
+    def as_email(self, sender: str, job_id: str) -> EmailMessage:
+        """The email of the job `job_id`: whenever the job sends the same message (a retry
+        after a worker died past the mail server's "250 OK"), the same Message-ID and bytes
+        (but the Date), so that mail systems see one message twice, not two."""
+        digest = hashlib.sha256("\0".join((sender, self.to, self.subject, self.text, self.html))
+                                .encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        domain = parseaddr(sender)[1].rpartition("@")[2] or "localhost"
         email = EmailMessage()
         email["From"], email["To"], email["Subject"] = sender, self.to, self.subject
         email["Date"] = formatdate(localtime=False)
-        email["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2].rstrip(">") or None)
+        email["Message-ID"] = f"<{job_id}.{digest}@{domain}>"
         email.set_content(self.text)
         email.add_alternative(self.html, subtype="html")
+        email.set_boundary(f"=={digest}==")  # else a random one
         return email
 
 

@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.domain import emails, recovery
 from app.domain.mail import Message
-from app.domain.outbox import Handler
+from app.domain.outbox import Handler, Job
 from app.models import MailJob
 
 
-def _password_changed(payload: dict[str, Any]) -> Message:
-    return emails.password_changed(payload["to"], payload.get("unlinked") or [])
+def _password_changed(job: Job) -> Message:
+    return emails.password_changed(job.payload["to"], job.payload.get("unlinked") or [])
 
 
-def _provider_linked(payload: dict[str, Any]) -> Message:
-    return emails.provider_linked(payload["to"], payload["provider"],
-                                  took_over=bool(payload.get("took_over")))
+def _provider_linked(job: Job) -> Message:
+    return emails.provider_linked(job.payload["to"], job.payload["provider"],
+                                  took_over=bool(job.payload.get("took_over")))
 
 
-def _provider_unlinked(payload: dict[str, Any]) -> Message:
-    return emails.provider_unlinked(payload["to"], payload["provider"])
+def _provider_unlinked(job: Job) -> Message:
+    return emails.provider_unlinked(job.payload["to"], job.payload["provider"])
 
 
 def _second_factor(added: bool) -> Handler:
-    return lambda payload: emails.second_factor_changed(payload["to"], payload["factor"],
-                                                        added=added)
+    return lambda job: emails.second_factor_changed(job.payload["to"], job.payload["factor"],
+                                                    added=added)
 
 
 HANDLERS: dict[str, Handler] = {

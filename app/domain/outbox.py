@@ -1,9 +1,10 @@
 """The outbox: every mail the service promises is a row of `mail_jobs`, sent by a worker thread.
 
 - A job is written with `schedule()` in the transaction of what it reports (a reset token is not
-  involved: the job makes its own), so a mail is promised exactly when the change commits, and a
-  request whose transaction fails promises nothing. Forgot-password and resend-confirmation write
-  a job for any address without looking the account up: the job does that when it runs.
+  involved: the job makes its own, and keeps it sealed for its retries: `keep_token`), so a mail
+  is promised exactly when the change commits, and a request whose transaction fails promises
+  nothing. Forgot-password and resend-confirmation write a job for any address without looking
+  the account up: the job does that when it runs.
 - Each process runs one worker thread, started by its first request (after a fork, never
   before). It is woken when a job is committed, or, inside `holding()` (every request:
   app/after_response.py), once the answer has been sent, so that nothing competes with the answer
@@ -17,7 +18,9 @@
 - Failures are logged by their kind only, never with the message (which may hold a link).
 
 Delivery is at least once: a worker that dies between the mail server's "250 OK" and recording
-the job as sent leaves a job that another worker sends again after the lease.
+the job as sent leaves a job that another worker sends again after the lease. The second copy is
+the same message: the same link (the job's kept token) and Message-ID (mail.py), so the person
+gets one working link twice, and a mail system that deduplicates sees one message.
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from cryptography.exceptions import InvalidTag
 from flask import Flask, current_app
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.db.rows import insert_values
 from app.db.transactions import until_commit, writes
+from app.domain import tokens
 from app.domain.clock import system_clock
 from app.domain.mail import Message, Transport, sender_for, transport_for
 from app.extensions import db
@@ -51,14 +56,26 @@ from app.models.types import new_id
 
 log = logging.getLogger("svc_auth.mail")
 
+
+@dataclass(frozen=True)
+class Job:
+    """A job a worker has claimed: what its handler renders the message from."""
+
+    id: str
+    kind: str
+    payload: dict[str, Any]
+    attempts: int
+
+
 # What a job of each kind sends: the message rendered from its payload, or None when there is
 # nothing to send (no such account, already confirmed). Raising means "try again later".
-Handler = Callable[[dict[str, Any]], Message | None]
+Handler = Callable[[Job], Message | None]
 
 EXIT_WAIT_SECONDS = 10.0  # how long an exiting process waits for the job it is sending
 ERROR_WAIT_MAX = 30.0  # the longest pause between looks while the database cannot be reached
 _EXPECTED_FAILURES = (OSError, smtplib.SMTPException, SQLAlchemyError)
 _WAKE_AFTER_COMMIT = "svc_outbox_wake"
+_SEAL_PURPOSE = "mail job"  # what a kept token is sealed for (tokens.seal)
 
 
 def schedule(kind: str, payload: dict[str, Any]) -> None:
@@ -66,8 +83,8 @@ def schedule(kind: str, payload: dict[str, Any]) -> None:
     the commit, or, during a request, once its answer has been sent."""
     at = system_clock()
     insert_values(MailJob, id=new_id(), kind=kind, payload=payload, status=MailJob.PENDING,
-                  attempts=0, next_attempt_at=at, claimed_by=None, claimed_until=None,
-                  last_error=None, created_at=at, finished_at=None)
+                  token_sealed=None, attempts=0, next_attempt_at=at, claimed_by=None,
+                  claimed_until=None, last_error=None, created_at=at, finished_at=None)
     box = outbox()
     held = _held.get()
     if held is not None:
@@ -76,12 +93,29 @@ def schedule(kind: str, payload: dict[str, Any]) -> None:
         until_commit(_WAKE_AFTER_COMMIT, lambda: box, Outbox.wake)
 
 
-@dataclass(frozen=True)
-class _Claimed:
-    id: str
-    kind: str
-    payload: dict[str, Any]
-    attempts: int
+def keep_token(job: Job, raw: str) -> None:
+    """Keep the token of the link `job` mails, for its retries, in the caller's unit of work (the
+    one that stores the token's hash). Sealed under the service's key and the job's id: the
+    database alone never shows a link."""
+    sealed = tokens.seal(_sealing_holder(job), raw, purpose=_SEAL_PURPOSE)
+    db.session.execute(update(MailJob).where(MailJob.id == job.id).values(token_sealed=sealed)
+                       .execution_options(synchronize_session=False))
+
+
+def kept_token(job: Job) -> str | None:
+    """The token an earlier attempt of `job` mailed (`keep_token`), if any. One sealed under
+    another SECRET_KEY, which nobody can read any more, counts as none."""
+    sealed = db.session.scalar(select(MailJob.token_sealed).where(MailJob.id == job.id))
+    if sealed is None:
+        return None
+    try:
+        return tokens.unseal(_sealing_holder(job), sealed, purpose=_SEAL_PURPOSE)
+    except InvalidTag:
+        return None
+
+
+def _sealing_holder(job: Job) -> str:
+    return f"{current_app.config['SECRET_KEY']}\0{job.id}"
 
 
 @dataclass(frozen=True)
@@ -227,7 +261,7 @@ class Outbox:
         return None
 
     @writes
-    def _claim(self, job_id: str, worker: _Worker) -> _Claimed | None:
+    def _claim(self, job_id: str, worker: _Worker) -> Job | None:
         at = self.clock()
         until = at + self.lease
         won = db.session.execute(
@@ -239,14 +273,14 @@ class Outbox:
             .execution_options(synchronize_session=False)).rowcount
         row = db.session.execute(select(MailJob.kind, MailJob.payload, MailJob.attempts)
                                  .where(MailJob.id == job_id)).first() if won else None
-        return None if row is None else _Claimed(job_id, row.kind, row.payload, row.attempts)
+        return None if row is None else Job(job_id, row.kind, row.payload, row.attempts)
 
-    def _attempt(self, job: _Claimed) -> _Outcome:
+    def _attempt(self, job: Job) -> _Outcome:
         try:
-            message = self.handlers[job.kind](job.payload)
+            message = self.handlers[job.kind](job)
             if message is None:
                 return _Outcome(MailJob.SKIPPED)
-            self.transport.send(message.as_email(self.sender))
+            self.transport.send(message.as_email(self.sender, job.id))
             return _Outcome(MailJob.SENT)
         except Exception as error:
             db.session.rollback()
@@ -272,7 +306,7 @@ class Outbox:
         elif outcome.status == MailJob.FAILED:
             values.update(finished_at=at, last_error=outcome.error)
         else:  # done: what it was sent from is no longer needed
-            values.update(finished_at=at, payload={})
+            values.update(finished_at=at, payload={}, token_sealed=None)
         kept = db.session.execute(
             update(MailJob)
             .where(MailJob.id == job_id, MailJob.status == MailJob.PENDING,

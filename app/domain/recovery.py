@@ -5,7 +5,8 @@ answer the same way for every address, without looking the account up: the job d
 the token and renders the mail when it runs (domain/outbox.py). A token is 256
 random bits, stored hashed, bound to one purpose, one user and the address it was sent to; it is
 used once, expires, and is replaced by a newer one of its purpose. A reset token also dies with
-any password change.
+any password change. The job keeps its token sealed, so that a retry of it mails the same link
+rather than a new one that would kill the first copy's.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
 from app.domain.mail import Message
-from app.domain.outbox import schedule
+from app.domain.outbox import Job, keep_token, kept_token, schedule
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import MailJob, OneTimeToken, User
@@ -48,9 +49,24 @@ def _reset_ttl() -> timedelta:
     return timedelta(seconds=int(current_app.config["RESET_TOKEN_TTL"]))
 
 
+def _link_token(job: Job, user: User, purpose: str, ttl: timedelta) -> str:
+    """The token of the link `job` mails. A retry (its worker died after the mail server took
+    the first copy) mails the one it kept, so both copies hold the same link: working if it
+    still does, dead if it was used or replaced since (a newer request, a password change), as
+    the first copy's is. A new token only for a first attempt, or once the kept one expired
+    unused: nothing newer exists then (it would have deleted the kept one), so it kills none."""
+    raw = kept_token(job)
+    if raw is not None:
+        row = db.session.get(OneTimeToken, tokens.hash_secret(raw))
+        if row is None or row.used_at is not None or row.expires_at > now():
+            return raw
+    return _issue(user, purpose, ttl, ClientInfo(**job.payload["client"]), job)
+
+
 @writes
-def _issue(user: User, purpose: str, ttl: timedelta, client: ClientInfo) -> str:
-    """A new token for `purpose`; any older one of the same purpose stops working."""
+def _issue(user: User, purpose: str, ttl: timedelta, client: ClientInfo, job: Job) -> str:
+    """A new token for `purpose`, mailed by `job`; any older one of the same purpose stops
+    working."""
     db.session.execute(delete(OneTimeToken).where(OneTimeToken.user_id == user.id,
                                                   OneTimeToken.purpose == purpose))
     raw = tokens.new_secret()
@@ -58,6 +74,7 @@ def _issue(user: User, purpose: str, ttl: timedelta, client: ClientInfo) -> str:
     db.session.add(OneTimeToken(token_hash=tokens.hash_secret(raw), user_id=user.id,
                                 purpose=purpose, email=user.email, created_at=at,
                                 expires_at=at + ttl))
+    keep_token(job, raw)
     audit.record(f"{purpose}_sent", client, user_id=user.id)
     return raw
 
@@ -84,14 +101,14 @@ def request_reset(untrusted_email: str, client: ClientInfo, site: str | None = N
     _schedule_for_address(MailJob.RESET_PASSWORD, untrusted_email, client, site=site)
 
 
-def reset_link_mail(payload: dict[str, Any]) -> Message | None:
+def reset_link_mail(job: Job) -> Message | None:
     """The reset job: a link for an existing, enabled account, nothing for any other address."""
-    user = accounts.find_by_email(payload["email"])
+    user = accounts.find_by_email(job.payload["email"])
     if user is None or user.disabled_at is not None:
         return None
-    raw = _issue(user, RESET, _reset_ttl(), ClientInfo(**payload["client"]))
+    raw = _link_token(job, user, RESET, _reset_ttl())
     minutes = int(_reset_ttl().total_seconds()) // 60
-    return emails.reset_password(user.email, raw, minutes, payload.get("site"))
+    return emails.reset_password(user.email, raw, minutes, job.payload.get("site"))
 
 
 @writes
@@ -150,9 +167,10 @@ def request_confirmation(untrusted_email: str, client: ClientInfo, *,
                           **({"proving_password": True} if proving_password else {}))
 
 
-def confirmation_mail(payload: dict[str, Any]) -> Message | None:
+def confirmation_mail(job: Job) -> Message | None:
     """The confirmation job: a link for an enabled account whose address is not confirmed (or
     whose password is to be proved)."""
+    payload = job.payload
     user = (db.session.get(User, payload["user_id"]) if "user_id" in payload
             else accounts.find_by_email(payload["email"]))
     if user is None or user.disabled_at is not None:
@@ -160,8 +178,7 @@ def confirmation_mail(payload: dict[str, Any]) -> Message | None:
     if user.email_verified and not (payload.get("proving_password")
                                     and not user.password_is_the_holders):
         return None
-    raw = _issue(user, CONFIRM, CONFIRM_TTL, ClientInfo(**payload["client"]))
-    return emails.confirm_email(user.email, raw)
+    return emails.confirm_email(user.email, _link_token(job, user, CONFIRM, CONFIRM_TTL))
 
 
 @writes

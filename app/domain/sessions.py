@@ -237,7 +237,7 @@ def _answer_rotated(row: RefreshToken, raw: str, at: datetime, client: ClientInf
     rotated_at = row.rotated_at
     assert rotated_at is not None
     if at - rotated_at <= _seconds("REFRESH_REUSE_GRACE") and row.successor_sealed:
-        successor = tokens.unseal(raw, row.successor_sealed)
+        successor = tokens.unseal(raw, row.successor_sealed, purpose="successor")
         return _issue(session.user, session, successor)
     revoke(session, "refresh_token_reused", at)
     audit.record("refresh_token_reused", client, user_id=session.user_id, session_id=session.id)
@@ -260,8 +260,9 @@ def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> Is
     if not _touch_if_live(session, at, client):
         raise InvalidRefreshToken()
     successor = _new_refresh_token(session, at)
+    sealed = tokens.seal(raw, successor, purpose="successor")
     if not claim_once(RefreshToken, RefreshToken.id == row.id, RefreshToken.rotated_at,
-                      rotated_at=at, successor_sealed=tokens.seal(raw, successor)):
+                      rotated_at=at, successor_sealed=sealed):
         return None
     audit.record("token_refreshed", client, user_id=session.user_id, session_id=session.id)
     return _issue(session.user, session, successor)

@@ -165,7 +165,7 @@ def _claims_from(payload: dict[str, Any]) -> AccessClaims:
                         client_id=client_id)
 
 
-# Opaque secrets: refresh tokens ---------------------------------------------------------------
+# Opaque secrets: refresh tokens, mailed links -----------------------------------------------------
 
 def new_secret() -> str:
     """256 random bits, URL-safe."""
@@ -185,15 +185,17 @@ def keyed_digest(secret: str, purpose: str, text: str) -> bytes:
     return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
 
 
-def _sealing_key(holder: str) -> bytes:
-    return hashlib.sha256(b"svc-auth successor\0" + holder.encode()).digest()
+def _sealing_key(holder: str, purpose: str) -> bytes:
+    return hashlib.sha256(f"svc-auth {purpose}\0{holder}".encode()).digest()
 
 
-def seal(holder: str, secret: str) -> bytes:
-    """Encrypt `secret` so that only whoever holds `holder` can read it back."""
+def seal(holder: str, secret: str, *, purpose: str) -> bytes:
+    """Encrypt `secret` so that only whoever holds `holder` can read it back, for this `purpose`
+    alone ("successor": a refresh token's; "mail job": a mailed link's)."""
     nonce = secrets.token_bytes(12)
-    return nonce + AESGCM(_sealing_key(holder)).encrypt(nonce, secret.encode(), None)
+    return nonce + AESGCM(_sealing_key(holder, purpose)).encrypt(nonce, secret.encode(), None)
 
 
-def unseal(holder: str, sealed: bytes) -> str:
-    return AESGCM(_sealing_key(holder)).decrypt(sealed[:12], sealed[12:], None).decode()
+def unseal(holder: str, sealed: bytes, *, purpose: str) -> str:
+    """The secret `seal` sealed; cryptography's InvalidTag when `holder` or `purpose` differ."""
+    return AESGCM(_sealing_key(holder, purpose)).decrypt(sealed[:12], sealed[12:], None).decode()

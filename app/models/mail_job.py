@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Index, Integer, String
+from sqlalchemy import JSON, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
@@ -15,9 +15,11 @@ class MailJob(db.Model):
     worked off by the outbox (app/domain/outbox.py).
 
     `payload` holds what the message is rendered from when the job runs, never a token: a
-    link's token is made by the job itself. A claim is a lease: `claimed_by` works on it until
-    `claimed_until`, and `next_attempt_at` moves to the same time, so a job whose worker died
-    is due again once the lease is over.
+    link's token is made by the job itself, and kept in `token_sealed`, encrypted under the
+    service's key (domain/outbox.py), so that a retry mails the same link; both are emptied once
+    the mail is sent. A claim is a lease: `claimed_by` works on it until `claimed_until`, and
+    `next_attempt_at` moves to the same time, so a job whose worker died is due again once the
+    lease is over.
     """
 
     __tablename__ = "mail_jobs"
@@ -41,6 +43,7 @@ class MailJob(db.Model):
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     kind: Mapped[str] = mapped_column(String(32))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    token_sealed: Mapped[bytes | None] = mapped_column(LargeBinary)
     status: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer)
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,8 +1,13 @@
 """No promised mail is lost (issue 13, item 3): gunicorn instances on PostgreSQL whose database
-goes away while the outbox works, or whose workers are killed with mail in flight."""
+goes away while the outbox works, or whose workers are killed with mail in flight; and a mail the
+server took from a worker killed before it recorded that goes again as the same message (issue
+21, item 8a)."""
 
 from __future__ import annotations
 
+import asyncio
+import email
+import email.policy
 import os
 import signal
 import socket
@@ -12,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from aiosmtpd.controller import Controller
 
 from tests.infra import LOOPBACK
-from tests.support.api import mailed_links, new_email, post, signup
+from tests.support.api import get, mailed_links, new_email, post, signup
 from tests.support.deployment import (
     NEW_PASSWORD,
     InstanceFactory,
@@ -115,3 +121,78 @@ def test_mail_in_flight_and_queued_survives_killed_workers(
     assert all(len(found) == 1 for found in links(mail, addresses, "/confirm-email").values())
     time.sleep(1)
     assert all(len(found) == 4 for found in links(mail, addresses, "/reset-password").values())
+
+
+class TakesThenHangs:
+    """An aiosmtpd handler that takes every message ("250 OK") and keeps its bytes, then never
+    answers QUIT: the worker that sent it hangs after the mail server took its mail."""
+
+    def __init__(self) -> None:
+        self.taken: list[bytes] = []
+
+    async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
+        self.taken.append(envelope.content)
+        return "250 OK"
+
+    async def handle_QUIT(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
+        await asyncio.Event().wait()
+
+
+@pytest.fixture
+def taking_mail_server() -> Iterator[tuple[int, TakesThenHangs]]:
+    handler = TakesThenHangs()
+    with socket.socket() as probe:
+        probe.bind((LOOPBACK, 0))
+        port = int(probe.getsockname()[1])
+    controller = Controller(handler, hostname=LOOPBACK, port=port)
+    controller.start()
+    try:
+        yield port, handler
+    finally:
+        controller.stop()
+
+
+def as_sent(raw: bytes) -> tuple[str, bytes]:
+    """A message's Message-ID and body, whether taken over SMTP (CRLF) or from a file (LF)."""
+    head, _, body = raw.replace(b"\r\n", b"\n").partition(b"\n\n")
+    message = email.message_from_bytes(head + b"\n\n", policy=email.policy.default)
+    return str(message["Message-ID"]).strip(), body
+
+
+def test_mail_the_server_took_from_killed_workers_goes_again_as_the_same_message(
+        fresh_postgres_url: str, instance_factory: InstanceFactory, workdir: Path,
+        taking_mail_server: tuple[int, TakesThenHangs]) -> None:
+    """Sign-ups while the mail server takes each confirmation mail and then hangs: every process
+    of the instance is killed (kill -9) after the server took a mail from each running worker,
+    before they recorded it. After the lease the next instance sends those mails again, each the
+    same message as the first copy (its Message-ID and body, byte for byte), whose link confirms
+    the address once; and every other mail once."""
+    migrate(workdir, fresh_postgres_url)
+    port, server = taking_mail_server
+    settings = {**shared_settings(fresh_postgres_url), "SVC_MAIL_LEASE_SECONDS": "3"}
+    first = instance_factory({**settings, "SVC_MAIL_TIMEOUT": "60",
+                              "SVC_MAIL_URL": f"smtp://{LOOPBACK}:{port}"}, name="outbox-taken")
+    addresses = [new_email("taken") for _ in range(6)]
+    for address in addresses:
+        signup(first, address)
+    wait_until(lambda: server.taken, 20, "a mail the server took")
+    time.sleep(0.5)  # the other worker, woken by its own sign-ups, takes one too
+    for pid in [*first.worker_pids(), first.pid]:
+        os.kill(pid, signal.SIGKILL)
+    first.process.wait(timeout=10)
+    taken = [as_sent(raw) for raw in server.taken]
+
+    mail = workdir / "mail"
+    second = instance_factory({**settings, "SVC_MAIL_URL": f"file://{mail}",
+                               "SVC_MAIL_LEASE_SECONDS": "60"}, name="outbox-after")
+    wait_until(lambda: all(links(mail, addresses, "/confirm-email").values()), 60,
+               "a confirmation mail to every address")
+    time.sleep(1)  # any further copy would be on its way by now
+    mailed = links(mail, addresses, "/confirm-email")
+    assert all(len(found) == 1 for found in mailed.values())
+    again = [as_sent(eml.read_bytes()) for eml in mail.glob("*.eml")]
+    assert taken and all(copy in again for copy in taken)  # each taken mail, the same again
+    for address, [link] in mailed.items():
+        path = link[link.index("/confirm-email"):]
+        assert get(second, path).status_code == 200, address
+        assert get(second, path).status_code == 400, address  # once

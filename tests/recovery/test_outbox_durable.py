@@ -15,7 +15,6 @@ from app.domain.mail import MemoryTransport
 from app.domain.outbox import Outbox, _Worker, schedule
 from app.extensions import db
 from app.models import MailJob
-from tests.support.apps import build_app, dispose_app
 
 TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)
 
@@ -23,21 +22,6 @@ TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)
 @pytest.fixture
 def settings():
     return {"METRICS_TOKEN": TOKEN}
-
-
-@pytest.fixture
-def next_app(tmp_path, clock, settings, database_url):
-    """Another process of the service on the same database: a restarted worker, or another
-    instance."""
-    apps = []
-
-    def start():  # type: ignore[no-untyped-def]
-        apps.append(build_app(tmp_path / f"next-{len(apps)}", clock, settings, database_url))
-        return apps[-1]
-
-    yield start
-    for app in apps:
-        dispose_app(app)
 
 
 def jobs(app):
@@ -161,10 +145,10 @@ def test_a_database_error_while_making_the_mail_is_retried(app):
     outbox = app.extensions["svc-outbox"]
     make, failures = outbox.handlers[MailJob.PASSWORD_CHANGED], [connection_lost()]
 
-    def unreachable_once(payload):  # type: ignore[no-untyped-def]
+    def unreachable_once(job):  # type: ignore[no-untyped-def]
         if failures:
             raise failures.pop()
-        return make(payload)
+        return make(job)
 
     outbox.handlers = {**outbox.handlers, MailJob.PASSWORD_CHANGED: unreachable_once}
     notices(app, 1)

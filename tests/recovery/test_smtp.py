@@ -1,4 +1,5 @@
-"""Mail through a real SMTP server on 127.0.0.1 (aiosmtpd), as production would send it."""
+"""Mail through a real SMTP server on 127.0.0.1 (aiosmtpd), as production would send it; and the
+same message twice when a worker dies after the server took it (issue 21, item 8a)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ipaddress
 import re
 import socket
 import ssl
+from datetime import timedelta
 from email import policy
 
 import pytest
@@ -17,7 +19,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from sqlalchemy import select
 
+from app.domain.clock import system_clock
+from app.domain.outbox import _Worker, schedule
+from app.extensions import db
+from app.models import MailJob
 from tests.support.accounts import PASSWORD
 
 
@@ -26,6 +33,7 @@ class Collector:
 
     def __init__(self, refuse_first: int = 0) -> None:
         self.messages: list[email.message.EmailMessage] = []
+        self.raw: list[bytes] = []  # what the server received of each, byte for byte
         self.tls_used: list[bool] = []
         self.refuse_first = refuse_first
 
@@ -34,6 +42,7 @@ class Collector:
             self.refuse_first -= 1
             return "451 Try again later"
         self.messages.append(email.message_from_bytes(envelope.content, policy=policy.default))
+        self.raw.append(envelope.content)
         self.tls_used.append(session.ssl is not None)
         return "250 OK"
 
@@ -69,8 +78,12 @@ def drain(app):
     assert app.extensions["svc-outbox"].drain()
 
 
-def forgot(client, app, address):
+def ask_reset(client, address):
     assert client.post("/api/v2/auth/forgot-password", json={"email": address}).status_code == 202
+
+
+def forgot(client, app, address):
+    ask_reset(client, address)
     drain(app)
 
 
@@ -117,6 +130,149 @@ def test_a_refused_delivery_is_retried(app, client, user, smtp_server):
     inbox.refuse_first = 2
     forgot(client, app, user.email)
     assert len(inbox.messages) == 1  # the third attempt went through
+
+
+# A worker killed between the server's "250 OK" and recording the job ------------------------
+
+def sent_then_killed(app):
+    """This process's worker claims the pending job and sends it, the server answers "250 OK",
+    and the process dies before recording that: the job stays claimed until its lease ends."""
+    outbox = app.extensions["svc-outbox"]
+    with app.app_context():
+        job_id = db.session.scalars(select(MailJob.id).where(MailJob.status == "pending")
+                                    .order_by(MailJob.created_at)).first()
+        job = outbox._claim(job_id, _Worker("dead-host:1:0"))
+        assert outbox._attempt(job).status == "sent"  # never recorded
+        db.session.remove()
+
+
+def after_the_lease(next_app):
+    """The next process, whose worker looks once the dead one's lease is over."""
+    other = next_app()
+    outbox = other.extensions["svc-outbox"]
+    outbox.clock = lambda: system_clock() + outbox.lease + timedelta(seconds=1)
+    drain(other)
+    return other
+
+
+def as_sent(raw):
+    """A message as the server took it: its headers but the Date, and its body's bytes."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    parsed = email.message_from_bytes(head + b"\r\n\r\n", policy=policy.default)
+    return [(name, value) for name, value in parsed.items() if name != "Date"], body
+
+
+def signup(client, user):
+    assert client.post("/api/v2/auth/signup", json={
+        "email": "new@example.com", "password": "a long enough passphrase"}).status_code == 201
+
+
+def confirm(client, token):
+    return client.get(f"/confirm-email?token={token}")
+
+
+MAILS = {  # what promises the mail, the path of its link, and what follows the link
+    "reset": (lambda client, user: ask_reset(client, user.email), "/reset-password",
+              lambda client, token: reset(client, token)),
+    "confirmation": (signup, "/confirm-email", confirm),
+}
+
+
+@pytest.mark.parametrize("mail", list(MAILS))
+def test_a_mail_sent_again_after_its_worker_died_is_the_same_message_with_one_working_link(
+        app, client, user, smtp_server, next_app, mail):
+    _, inbox = smtp_server
+    promise, path, follow = MAILS[mail]
+    app.extensions["svc-outbox"].stop()  # this process's worker is the one that dies
+    promise(client, user)
+    sent_then_killed(app)
+    after_the_lease(next_app)
+    first, second = (as_sent(raw) for raw in inbox.raw)
+    assert first == second  # the same headers (Message-ID too) and body, byte for byte
+    [job] = jobs(app)
+    assert inbox.messages[0]["Message-ID"].strip().startswith(f"<{job.id}.")
+    token = link_in(inbox.messages[0], path)
+    assert follow(client, token).status_code == 200
+    assert follow(client, token).status_code == 400  # used once
+
+
+def test_the_link_a_job_keeps_for_its_retries_is_sealed_and_gone_once_sent(
+        app, client, user, smtp_server, next_app):
+    _, inbox = smtp_server
+    app.extensions["svc-outbox"].stop()
+    ask_reset(client, user.email)
+    sent_then_killed(app)
+    token = link_in(inbox.messages[0], "/reset-password")
+    [job] = jobs(app)
+    assert job.token_sealed and token.encode() not in job.token_sealed
+    assert token not in str(job.payload)
+    after_the_lease(next_app)
+    [job] = jobs(app)
+    assert (job.status, job.attempts, job.token_sealed, job.payload) == ("sent", 2, None, {})
+
+
+def test_a_notice_sent_again_is_the_same_message_too(app, user, smtp_server, next_app):
+    _, inbox = smtp_server
+    app.extensions["svc-outbox"].stop()
+    with app.app_context():
+        schedule(MailJob.PASSWORD_CHANGED, {"to": user.email})
+        db.session.commit()
+    sent_then_killed(app)
+    after_the_lease(next_app)
+    first, second = (as_sent(raw) for raw in inbox.raw)
+    assert first == second
+
+
+def test_a_mail_sent_again_leaves_the_link_of_a_newer_request_working(
+        app, client, user, smtp_server, next_app):
+    """The person asked again before the dead worker's lease ended: the newer link works, and
+    the first mail's second copy carries the first link, dead like its first copy's."""
+    _, inbox = smtp_server
+    app.extensions["svc-outbox"].stop()
+    ask_reset(client, user.email)
+    sent_then_killed(app)
+    ask_reset(client, user.email)  # pending until the next process looks
+    after_the_lease(next_app)
+    first, newer, again = inbox.messages  # the newer job was due before the lease ended
+    assert reset(client, link_in(first, "/reset-password")).status_code == 400
+    assert reset(client, link_in(newer, "/reset-password")).status_code == 200
+    assert as_sent(inbox.raw[0]) == as_sent(inbox.raw[2])
+
+
+def test_a_mail_sent_again_once_its_link_expired_unused_has_a_new_link(
+        app, client, user, smtp_server, next_app, clock):
+    _, inbox = smtp_server
+    app.extensions["svc-outbox"].stop()
+    ask_reset(client, user.email)
+    sent_then_killed(app)
+    clock.advance(app.config["RESET_TOKEN_TTL"] + 1)
+    after_the_lease(next_app)
+    first, second = inbox.messages
+    assert first["Message-ID"] != second["Message-ID"]  # another message: no system drops it
+    assert reset(client, link_in(first, "/reset-password")).status_code == 400
+    assert reset(client, link_in(second, "/reset-password")).status_code == 200
+
+
+def test_a_link_kept_under_another_secret_key_is_made_again(app, client, user, smtp_server,
+                                                            next_app):
+    """SVC_SECRET_KEY changed while the job waited: its kept link cannot be read, so the retry
+    makes a new one (as before links were kept) rather than failing until it runs out."""
+    _, inbox = smtp_server
+    app.extensions["svc-outbox"].stop()
+    ask_reset(client, user.email)
+    sent_then_killed(app)
+    other = next_app()
+    other.config["SECRET_KEY"] = "another key"
+    outbox = other.extensions["svc-outbox"]
+    outbox.clock = lambda: system_clock() + outbox.lease + timedelta(seconds=1)
+    drain(other)
+    first, second = inbox.messages
+    assert reset(client, link_in(second, "/reset-password")).status_code == 200
+
+
+def jobs(app):
+    with app.app_context():
+        return list(db.session.scalars(select(MailJob).order_by(MailJob.created_at)))
 
 
 class TestServerDown:

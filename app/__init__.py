@@ -12,8 +12,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config, observability
 from app.db import transactions
-from app.domain.outbox import build_outbox
-from app.domain.providers import register_providers
+from app.domain.accounts.providers import register_providers
+from app.domain.mail.outbox import build_outbox
 from app.domain.tools import TOOLS_KEY, DomainTools
 from app.extensions import csrf, db, limiter, login_manager, migrate
 from app.web.after_response import MailAfterResponse
@@ -45,8 +45,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     login_manager.init_app(app)
     app.extensions[TOOLS_KEY] = DomainTools.from_config(app.config, app.instance_path)
     register_providers(app)
-    from app.domain.mail_jobs import HANDLERS
-    from app.domain.outbox_ops import OutboxCollector
+    from app.domain.mail.mail_jobs import HANDLERS
+    from app.domain.mail.outbox_ops import OutboxCollector
 
     app.extensions["svc-outbox"] = outbox = build_outbox(app, HANDLERS)
     app.extensions[observability.SCRAPED].register(OutboxCollector())

@@ -11,19 +11,16 @@ import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
-from app.domain import (
-    accounts,
-    audit,
-    outbox_ops,
-    retention,
-    second_factors,
-    sessions,
-    sites,
-    throttle,
-)
+from app.domain import audit, retention
+from app.domain.accounts import accounts
 from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
-from app.domain.keys import Keyring, SigningKey
+from app.domain.factors import second_factors
+from app.domain.limits import throttle
+from app.domain.mail import outbox_ops
+from app.domain.oidc import sites
+from app.domain.sessions import sessions
+from app.domain.tokens.keys import Keyring, SigningKey
 from app.domain.tools import tools
 from app.extensions import db
 

@@ -12,9 +12,9 @@ from typing import Any
 from flask import Flask
 from limits import parse
 
-from app.domain.captcha import check_settings as check_captcha
 from app.domain.clock import system_clock
-from app.domain.sites import check_settings as check_client_sites
+from app.domain.limits.captcha import check_settings as check_captcha
+from app.domain.oidc.sites import check_settings as check_client_sites
 from app.instance_files import create_once, private_file
 from app.web.limit_storage import storage_uri
 
@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "CLIENT_SITES": {},
     "MAIL_URL": "console://",
     "MAIL_FROM": None,  # None: "{BRAND} <no-reply@{host of PUBLIC_URL}>"
-    # The outbox (app/domain/outbox.py): attempts per mail job, the first delay between two
+    # The outbox (app/domain/mail/outbox.py): attempts per mail job, the first delay between two
     # (doubled after each; 10 attempts span about 17 minutes), how often each process looks for
     # due jobs, how long a claimed job is a worker's before another may take it (longer than a
     # send can take), and how many days finished jobs are kept (`flask outbox purge`).
@@ -72,7 +72,7 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_FAIL_CLOSED": False,
     "LIMIT_LOGIN": "10 per minute",
     "LIMIT_LOGIN_IP": "50 per minute",
-    # In the database (app/domain/throttle.py): failures per email from devices that never
+    # In the database (app/domain/limits/throttle.py): failures per email from devices that never
     # signed in to the account; per email and address (or device), delays that double after
     # LOGIN_DELAY_AFTER failures, up to LOGIN_DELAY_MAX seconds; wrong current passwords per
     # account.
@@ -80,7 +80,7 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_DELAY_AFTER": 5,
     "LOGIN_DELAY_MAX": 900,
     "LIMIT_PASSWORD_CHANGE_FAILURES": "5 per hour",
-    # Second factors (app/domain/second_factors.py): wrong codes per account, always counted;
+    # Second factors (domain/factors/second_factors.py): wrong codes per account, always counted;
     # wrong codes one pending sign-in may take before it ends; how long it waits; how recent a
     # sign-in (or a code) must be to change a factor or the password (step-up).
     "LIMIT_SECOND_FACTOR_FAILURES": "10 per hour",
@@ -107,7 +107,7 @@ DEFAULTS: dict[str, Any] = {
     "GITHUB_TOKEN_URL": "https://github.com/login/oauth/access_token",
     "GITHUB_API_URL": "https://api.github.com/",
     "PROVIDER_TIMEOUT": 10,
-    # Bot protection (app/domain/captcha.py): "off" (captcha_token accepted and ignored),
+    # Bot protection (app/domain/limits/captcha.py): "off" (captcha_token accepted and ignored),
     # "report" (verified and counted, nothing refused) or "on". A provider (turnstile, hcaptcha,
     # recaptcha) with its secret and site key; the siteverify address and the widget's script
     # are the provider's unless set (tests point them at a local stand-in).

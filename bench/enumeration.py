@@ -46,7 +46,7 @@ sys.path.insert(0, str(BENCH))
 from servers import BenchServer, migrate_template, service_env, start_server  # noqa: E402
 
 from app import create_app  # noqa: E402
-from app.domain import accounts  # noqa: E402
+from app.domain.accounts import accounts  # noqa: E402
 from app.extensions import db  # noqa: E402
 from tests.support.server import HOST  # noqa: E402
 

@@ -8,7 +8,7 @@ tokens it writes are signed with the instance's keys and verify on the server st
 - Accounts: one argon2id hash is computed once (the service's own hasher, production
   parameters) and reused; rows go straight into the users table with sqlite3's executemany,
   in batches. Emails are unique: user0000001@bench.example.com, ...
-- Sessions: opened with the service's domain code (app.domain.sessions.issue_tokens), for accounts
+- Sessions: opened with the service's domain code (sessions.issue_tokens), for accounts
   spread over the whole table; each one gives an access token (verify pool) or a refresh token
   (refresh pool, each token used once).
 
@@ -113,8 +113,8 @@ def main() -> int:
 
     from app import create_app
     from app.db.transactions import writes
-    from app.domain import sessions
     from app.domain.audit import ClientInfo
+    from app.domain.sessions import sessions
     from app.domain.tools import tools
     from app.extensions import db
     from app.models import User

@@ -1,7 +1,7 @@
 // Passkeys on the hosted pages (WebAuthn). Each form marked data-passkey asks the service for a
 // ceremony's options (POST to its data-options, with the form's CSRF token), runs the ceremony in
 // the browser, and submits the browser's answer as the form's `credential` field. The server
-// checks everything (app/domain/passkeys.py); this script only carries bytes.
+// checks everything (app/domain/factors/passkeys.py); this script only carries bytes.
 // Without WebAuthn the forms stay hidden, and every other way in works as before.
 (function () {
   "use strict";

@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.domain import accounts
+from app.domain.accounts import accounts
 from app.extensions import db
 from tests.support.accounts import PASSWORD, Account
 from tests.support.apps import FakeClock, Mailbox, build_app, dispose_app

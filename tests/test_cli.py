@@ -5,7 +5,7 @@ import pytest
 from sqlalchemy import select
 
 from app import create_app
-from app.domain.keys import generate_material
+from app.domain.tokens.keys import generate_material
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, FailureCounter, User

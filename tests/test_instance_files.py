@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app import create_app
-from app.domain import accounts
+from app.domain.accounts import accounts
 from app.domain.tools import TOOLS_KEY
 from app.extensions import db
 from tests.support.accounts import PASSWORD

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import request
 
 from app.domain.errors import InvalidToken, MissingToken
-from app.domain.sessions import Bearer, authenticate_bearer
+from app.domain.sessions.sessions import Bearer, authenticate_bearer
 
 
 def bearer_token() -> str:

@@ -1,17 +1,19 @@
 """The password sign-in of both API versions: authenticate, then a session and its first tokens
 (the versions differ only in the body they read and the JSON they answer). A captcha is asked
 first once the email or the address has failed recently (web/captcha.py). For an account with a
-second factor: v2 gets a pending sign-in to complete (domain/second_factors.py), v1, which has
+second factor: v2 gets a pending sign-in to complete (factors/second_factors.py), v1, which has
 no second step, a problem that sends the person to the hosted login."""
 
 from __future__ import annotations
 
 from flask import current_app
 
-from app.domain import accounts, second_factors, sessions
+from app.domain.accounts import accounts
 from app.domain.errors import MfaRequired
-from app.domain.second_factors import SecondFactorRequired
-from app.domain.sessions import IssuedTokens
+from app.domain.factors import second_factors
+from app.domain.factors.second_factors import SecondFactorRequired
+from app.domain.sessions import sessions
+from app.domain.sessions.sessions import IssuedTokens
 from app.models import PendingSignIn, User
 from app.web import captcha
 from app.web.client import client_info

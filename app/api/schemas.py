@@ -17,7 +17,7 @@ Secret = Annotated[str, Field(pattern=NO_NUL)]
 Email = Annotated[Text, Field(min_length=1, max_length=320)]
 Password = Annotated[Secret, Field(min_length=1, max_length=1024)]
 OpaqueToken = Annotated[Text, Field(min_length=1, max_length=512)]
-# A captcha provider's token (app/domain/captcha.py); "" means none, as the v1 clients send it.
+# A captcha provider's token (domain/limits/captcha.py); "" means none, as the v1 clients send it.
 CaptchaToken = Annotated[Text, Field(max_length=4096, description=(
     "The captcha widget's token. Asked for on sign-up, forgot-password and resend-confirmation"
     " whenever captcha is on; on sign-in only after recent failures for the email or the"

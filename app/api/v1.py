@@ -7,7 +7,7 @@ from flask import Response
 from app.api.logins import sign_in_without_second_step
 from app.api.schemas import RefreshBody, V1LoginBody, parse_body
 from app.api.shaping import login_json, no_store, token_fields
-from app.domain import sessions
+from app.domain.sessions import sessions
 from app.web import ratelimits
 from app.web.client import client_info
 from app.web.errors import problem_blueprint

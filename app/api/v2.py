@@ -19,10 +19,12 @@ from app.api.schemas import (
     parse_body,
 )
 from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
-from app.domain import accounts, addresses, handoff, identities, recovery, second_factors, sessions
+from app.domain.accounts import accounts, addresses, identities, recovery
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidBody
-from app.domain.second_factors import SecondFactorRequired
+from app.domain.factors import second_factors
+from app.domain.factors.second_factors import SecondFactorRequired
+from app.domain.sessions import handoff, sessions
 from app.models import PendingSignIn
 from app.web import captcha, ratelimits
 from app.web.client import client_info

@@ -341,7 +341,7 @@ class RateLimited(AuthError):
         return {"retry_after": self.retry_after}  # the same contract as flask-limiter's 429s
 
 
-# Captcha (domain/captcha.py) ------------------------------------------------------------------
+# Captcha (limits/captcha.py) ------------------------------------------------------------------
 
 class CaptchaProblem(InvalidBody):
     """422 with a pointer to the token, and what a client needs to render the widget."""

@@ -18,8 +18,11 @@ from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.db.transactions import writes
-from app.domain import outbox_ops, passkeys, second_factors, sessions, throttle
 from app.domain.clock import now
+from app.domain.factors import passkeys, second_factors
+from app.domain.limits import throttle
+from app.domain.mail import outbox_ops
+from app.domain.sessions import sessions
 from app.extensions import db
 from app.models import AuditEvent, HandoffCode, OneTimeToken, PushedRequest
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from flask import current_app
 
-from app.domain.keys import Keyring
-from app.domain.live_sessions import LiveSessions
-from app.domain.passwords import Hasher
-from app.domain.tokens import AccessTokens
+from app.domain.accounts.passwords import Hasher
+from app.domain.sessions.live_sessions import LiveSessions
+from app.domain.tokens.keys import Keyring
+from app.domain.tokens.tokens import AccessTokens
 
 TOOLS_KEY = "svc_auth.domain_tools"  # where the app keeps them, in app.extensions
 

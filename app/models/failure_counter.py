@@ -14,7 +14,7 @@ class FailureCounter(db.Model):
     a known device, or "*" for anywhere), counted in a window that starts with the first.
 
     In the database, so every worker and instance counts together and a restart forgets nothing.
-    Subject and source are keyed hashes (app/domain/throttle.py): no email or address in clear.
+    Subject and source are keyed hashes (domain/limits/throttle.py): no email or address in clear.
     """
 
     __tablename__ = "failure_counters"

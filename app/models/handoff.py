@@ -28,7 +28,7 @@ class HandoffCode(db.Model):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
     redeemed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     session_id: Mapped[str | None] = mapped_column(String(36))
-    # An OpenID Connect authorization code (app/domain/authorization.py) is a handoff code bound
+    # An OpenID Connect authorization code (domain/oidc/authorization.py) is a handoff code bound
     # also to its client, with the scope, nonce and browser session of the authorization; the
     # handoff's exchange-code refuses it, and the token endpoint refuses every other code.
     client_id: Mapped[str | None] = mapped_column(String(64))

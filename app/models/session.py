@@ -27,7 +27,7 @@ class AuthSession(db.Model):
     revoke_reason: Mapped[str | None] = mapped_column(String(32))
     ip: Mapped[str | None] = mapped_column(String(45))
     user_agent: Mapped[str | None] = mapped_column(String(255))
-    # A session opened for an OpenID Connect client (app/domain/authorization.py): the client
+    # A session opened for an OpenID Connect client (app/domain/oidc/authorization.py): the client
     # it belongs to (its refresh tokens work for that client only), the scope it was granted, and
     # the browser session (single sign-on) it was opened through, which ends it at logout.
     client_id: Mapped[str | None] = mapped_column(String(64))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import Response, render_template, request
 
-from app.domain import providers
+from app.domain.accounts import providers
 from app.domain.errors import AuthError, InvalidState, ProviderFailed, ProviderSignInRefused
 from app.web import provider_flow, provider_state, targets
 from app.web.errors import problem, problem_blueprint

@@ -1,7 +1,7 @@
 """The OpenID Connect provider's endpoints: authorization (through the hosted login), pushed
 authorization requests, token, userinfo, revocation, introspection and RP-initiated logout.
 The protocol is authlib's (app/oidc/server.py); the rules are the domain's
-(app/domain/authorization.py, domain/pushed_requests.py)."""
+(app/domain/oidc/authorization.py, domain/oidc/pushed_requests.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ from flask_wtf.csrf import validate_csrf
 from werkzeug.exceptions import HTTPException
 from wtforms import ValidationError
 
-from app.domain import authorization
 from app.domain.clock import now
 from app.domain.errors import (
     AuthError,
@@ -35,6 +34,7 @@ from app.domain.errors import (
     InvalidToken,
     MissingToken,
 )
+from app.domain.oidc import authorization
 from app.oidc import server as oidc_server
 from app.web import browser, pending_authorization, ratelimits
 from app.web.client import client_info

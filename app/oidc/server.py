@@ -4,8 +4,8 @@ authlib parses the requests, authenticates clients (client_secret_basic, client_
 or none for a public client), checks redirect URIs, scopes, PKCE, nonce and prompt, shapes the
 errors (RFC 6749 JSON at the token endpoint; a redirect only to a validated redirect URI) and
 the endpoints of RFC 7009, RFC 7662 and RP-initiated logout. What it decides on is the domain's:
-the client registry (domain/sites.py), the codes, sessions, tokens and claims
-(domain/authorization.py, domain/sessions.py).
+the client registry (domain/oidc/sites.py), the codes, sessions, tokens and claims
+(domain/oidc/authorization.py, domain/sessions/sessions.py).
 """
 
 from __future__ import annotations
@@ -40,9 +40,11 @@ from authlib.oidc.rpinitiated import EndSessionEndpoint, EndSessionRequest
 from flask import Flask, Response, current_app, jsonify
 from flask import request as flask_request
 
-from app.domain import authorization, handoff, pushed_requests, sessions, sites, tokens
 from app.domain.errors import AuthError
-from app.domain.sites import Site
+from app.domain.oidc import authorization, pushed_requests, sites
+from app.domain.oidc.sites import Site
+from app.domain.sessions import handoff, sessions
+from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.web import browser
 from app.web.client import client_info
@@ -259,7 +261,7 @@ class RefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
 
 class ClientGrant(ClientCredentialsGrant):  # type: ignore[misc]
     """client_credentials, for confidential clients: a token for the client itself, with the
-    admin audience (domain/authorization.py, issue_client_token). No scopes are defined for it
+    admin audience (domain/oidc/authorization.py, issue_client_token). No scopes are defined for it
     yet, so none may be asked for."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = SECRET_METHODS

@@ -7,15 +7,7 @@ from uuid import UUID
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from app.domain import (
-    accounts,
-    identities,
-    passkeys,
-    providers,
-    recovery,
-    second_factors,
-    sessions,
-)
+from app.domain.accounts import accounts, identities, providers, recovery
 from app.domain.errors import (
     AuthError,
     InvalidBody,
@@ -24,6 +16,8 @@ from app.domain.errors import (
     StepUpRequired,
     refusal_notice,
 )
+from app.domain.factors import passkeys, second_factors
+from app.domain.sessions import sessions
 from app.pages.blueprint import bp
 from app.pages.forms import (
     ActionForm,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Response, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
-from app.domain import accounts, providers, recovery, sites, throttle
+from app.domain.accounts import accounts, providers, recovery
 from app.domain.errors import (
     AuthError,
     CaptchaProblem,
@@ -18,7 +18,9 @@ from app.domain.errors import (
     RateLimited,
     refusal_notice,
 )
-from app.domain.sites import Site
+from app.domain.limits import throttle
+from app.domain.oidc import sites
+from app.domain.oidc.sites import Site
 from app.pages.blueprint import bp, duration, error_page
 from app.pages.forms import (
     ForgotPasswordForm,

@@ -8,8 +8,8 @@ from flask import Blueprint, render_template
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
+from app.domain.accounts.providers import DISPLAY_NAMES
 from app.domain.errors import AuthError, InvalidResetToken, RateLimited
-from app.domain.providers import DISPLAY_NAMES
 from app.pages.devices import describe
 from app.web.errors import Failure, register_failures
 

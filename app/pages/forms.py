@@ -6,8 +6,10 @@ from flask_wtf import FlaskForm
 from wtforms import EmailField, Field, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
-from app.domain import addresses, passkeys, text
+from app.domain import text
+from app.domain.accounts import addresses
 from app.domain.errors import InvalidBody
+from app.domain.factors import passkeys
 
 # The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
 # in a form would reach PostgreSQL, which cannot store one, and become a 500.

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from flask import Response, render_template
 
-from app.domain import identities, throttle
+from app.domain.accounts import identities
 from app.domain.errors import InvalidCredentials, ProviderSignInRefused, RateLimited
+from app.domain.limits import throttle
 from app.pages.blueprint import bp, duration
 from app.pages.forms import ActionForm, LinkPasswordForm
 from app.web import browser, provider_flow, provider_state, ratelimits

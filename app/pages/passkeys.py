@@ -1,5 +1,5 @@
 """Passkeys on the hosted pages: adding and removing them from the account page, signing in with
-one alone from the login page, and one as the second step (domain: app/domain/passkeys.py).
+one alone from the login page, and one as the second step (domain: app/domain/factors/passkeys.py).
 
 Each ceremony is two requests made by static/passkeys.js: a POST for its options (JSON, with the
 form's CSRF token in X-CSRFToken), then the form itself, with the browser's answer in its
@@ -13,7 +13,6 @@ from uuid import UUID
 from flask import Response, flash, jsonify, redirect, render_template, url_for
 from flask_login import login_required
 
-from app.domain import passkeys
 from app.domain.errors import (
     AuthError,
     EmailNotConfirmed,
@@ -23,6 +22,7 @@ from app.domain.errors import (
     RateLimited,
     StepUpRequired,
 )
+from app.domain.factors import passkeys
 from app.models import PendingSignIn
 from app.pages.account import _signed_in
 from app.pages.auth import login_page

@@ -1,5 +1,5 @@
 """Second factors on the hosted pages: enrolling an authenticator app and the recovery codes
-from the account page, and the second step of a sign-in (domain: app/domain/second_factors.py).
+from the account page, and the second step of a sign-in (domain: domain/factors/second_factors.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import segno
 from flask import Response, flash, redirect, render_template, url_for
 from flask_login import login_required
 
-from app.domain import second_factors
 from app.domain.errors import (
     AlreadyEnrolled,
     AuthError,
@@ -24,6 +23,7 @@ from app.domain.errors import (
     RateLimited,
     StepUpRequired,
 )
+from app.domain.factors import second_factors
 from app.models import PendingSignIn, User
 from app.pages.account import _signed_in
 from app.pages.blueprint import bp, duration

@@ -2,7 +2,7 @@
 
 A WSGI middleware around the app: it starts the process's outbox worker if it is not running
 (the first request after a fork), and runs the request inside the outbox's `holding()`. A mail
-job the request commits (app/domain/outbox.py) wakes the worker only when the server has taken the
+job the request commits (domain/mail/outbox.py) wakes the worker only when the server has taken the
 last chunk of the answer or closes it, whichever comes first. Until then nothing competes with
 the answer for the interpreter, so an answer that mails (forgot-password for an account that
 exists) takes the time of one that does not.
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from app.domain.outbox import Outbox, holding
+from app.domain.mail.outbox import Outbox, holding
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -1,9 +1,9 @@
 """The browser session's glue: Flask-Login and the cookies. What a browser session is, and how
-one opens, is the domain's (app/domain/browser_sessions.py).
+one opens, is the domain's (app/domain/sessions/browser_sessions.py).
 
-Each sign-in also leaves a known-device cookie (domain/known_devices.py), which outlives the
+Each sign-in also leaves a known-device cookie (domain/limits/known_devices.py), which outlives the
 session: the next sign-in to that account from this browser is not held back by the failures of
-strangers on it (domain/throttle.py)."""
+strangers on it (domain/limits/throttle.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from typing import Any, Generic, TypeVar
 from flask import Response, after_this_request, current_app, redirect, request, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
 
-from app.domain import browser_sessions, handoff, known_devices, second_factors, sessions
-from app.domain.browser_sessions import BrowserSignIn
-from app.domain.second_factors import SecondFactorRequired
+from app.domain.factors import second_factors
+from app.domain.factors.second_factors import SecondFactorRequired
+from app.domain.limits import known_devices
+from app.domain.sessions import browser_sessions, handoff, sessions
+from app.domain.sessions.browser_sessions import BrowserSignIn
 from app.extensions import login_manager
 from app.models import AuthSession, PendingSignIn, User
 from app.web import pending_authorization
@@ -76,7 +78,7 @@ def current() -> BrowserUser | None:
 @dataclass(frozen=True)
 class Landing(Generic[T]):
     """The two halves of a sign-in that ends on this service's side: `opening` runs inside the
-    domain's unit of work (domain/sessions.py, Opening); `land` answers once it has committed."""
+    domain's unit of work (sessions/sessions.py, Opening); `land` answers once it has committed."""
 
     opening: sessions.Opening[T]
     land: Callable[[T, str], Response]
@@ -117,7 +119,7 @@ def code_for_site(target: Target, *, second_step_done: bool = False) -> Landing[
 
 # The second step of a sign-in on the hosted pages: the pending sign-in's token is kept in this
 # browser's (signed) cookie with where the sign-in ends, HERE or at a client SITE, and the
-# target it returns to. The domain keeps the rest (domain/second_factors.py).
+# target it returns to. The domain keeps the rest (domain/factors/second_factors.py).
 SECOND_STEP_KEY = "svc_second_step"
 HERE, SITE = "here", "site"
 

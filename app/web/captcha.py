@@ -1,5 +1,5 @@
 """The captcha on a request: the token the client sent, checked with the client's address
-(app/domain/captcha.py), and the widget of the hosted pages with the CSP it needs.
+(app/domain/limits/captcha.py), and the widget of the hosted pages with the CSP it needs.
 
 The order on every endpoint is rate limit -> body -> captcha -> password hash: the views call
 these after parsing the body and before anything hashes a password.
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from flask import request
 
-from app.domain import accounts, addresses, captcha, captcha_login
+from app.domain.accounts import accounts, addresses
 from app.domain.errors import CaptchaInvalid, CaptchaRequired, InvalidCredentials
+from app.domain.limits import captcha, captcha_login
 from app.web.client import client_info
 from app.web.headers import CONTENT_SECURITY_POLICY
 

@@ -26,7 +26,7 @@ from sqlalchemy import case, delete, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.domain import tokens
+from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import RateLimitCounter
 from app.models.types import UTCDateTime

@@ -1,6 +1,6 @@
 """Provider sign-in (Google, GitHub) as both surfaces use it: sending the browser to the provider,
 and finishing or refusing the sign-in once it comes back, in each mode (domain rules:
-app/domain/identities.py; the routes: app/oauth/ and app/pages/).
+app/domain/accounts/identities.py; the routes: app/oauth/ and app/pages/).
 
 - api: a client site started it through the API: the site gets a code, no session here.
 - hosted: our login page started it: this browser is signed in too (single sign-on).
@@ -14,9 +14,9 @@ from typing import Any
 
 from flask import Response, current_app, redirect, url_for
 
-from app.domain import identities, providers
+from app.domain.accounts import identities, providers
+from app.domain.accounts.providers import Profile
 from app.domain.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
-from app.domain.providers import Profile
 from app.web import browser, provider_state
 from app.web.client import client_info
 from app.web.provider_state import Mode, PendingLink, PendingSignIn

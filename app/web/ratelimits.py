@@ -6,7 +6,7 @@ them without a restart of the code that declares them.
 
 These are flask-limiter's counters: in memory (one process only: gunicorn.conf.py and
 SVC_INSTANCES refuse more) or in Redis. The counters that protect accounts (failures per email,
-per account) live in the database instead: app/domain/throttle.py.
+per account) live in the database instead: app/domain/limits/throttle.py.
 
 Keys: an address is counted by its /64 when it is IPv6 (a host picks any address in it); an
 email by its canonical key (addresses.key); a signed-in action by the account.
@@ -25,8 +25,8 @@ from flask import current_app, request
 from flask_login import current_user
 from redis import RedisError
 
-from app.domain.addresses import key as email_key
-from app.domain.throttle import network_key
+from app.domain.accounts.addresses import key as email_key
+from app.domain.limits.throttle import network_key
 from app.extensions import limiter
 from app.web.client import client_ip
 
@@ -102,7 +102,7 @@ def _limits(*rules: tuple[str, str, Callable[[], str], dict[str, Any]]) -> Calla
 
 # Login: attempts per address and email, and per address. Failures per email (NIST 63B's
 # throttle against guessing one account's password from many addresses) are counted in the
-# database, by app/domain/throttle.py.
+# database, by app/domain/limits/throttle.py.
 login = _limits(
     ("login-ip-email", "LIMIT_LOGIN", _ip_and_email, {}),
     ("login-ip", "LIMIT_LOGIN_IP", limit_key_ip, {}),
@@ -125,7 +125,7 @@ change_password = _limits(("password-change-user", "LIMIT_LOGIN", _signed_in_use
 # its failures are also counted per email, in the database).
 link_proof = _limits(("link-proof-ip", "LIMIT_LOGIN", limit_key_ip, {}))
 # A second factor's code (wrong ones are also counted per account and per pending sign-in, in
-# the database: app/domain/second_factors.py).
+# the database: app/domain/factors/second_factors.py).
 second_factor = _limits(("second-factor-ip", "LIMIT_LOGIN", limit_key_ip, {}))
 # Passkeys: a ceremony's options (each a challenge row; the login page asks for one as it loads,
 # for autofill), and the answers (a signature cannot be guessed; each answer spends a challenge).

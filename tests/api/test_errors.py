@@ -4,7 +4,7 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from app import create_app
-from app.domain import accounts
+from app.domain.accounts import accounts
 
 
 def assert_problem(response, status, code):

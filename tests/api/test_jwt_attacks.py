@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from jwt.algorithms import ECAlgorithm, get_default_algorithms
 
-from app.domain.keys import SigningKey
+from app.domain.tokens.keys import SigningKey
 from app.domain.tools import tools
 from tests.support.http import bearer
 

@@ -3,7 +3,7 @@
 import pytest
 from sqlalchemy import create_engine, update
 
-from app.domain import sessions
+from app.domain.sessions import sessions
 from app.extensions import db
 from app.models import AuthSession
 from tests.support.http import bearer

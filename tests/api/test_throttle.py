@@ -1,4 +1,4 @@
-"""The limits that protect accounts (app/domain/throttle.py), through the API: counted in the
+"""The limits that protect accounts (app/domain/limits/throttle.py), through the API: counted in the
 database, shared by instances and kept over restarts; delays that grow per email and address;
 a per-email limit that does not keep the owner out of an address she signed in from before;
 the same for known and unknown emails; IPv6 counted by its /64."""
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from app.domain.passwords import Hasher
-from app.domain.throttle import network_key
+from app.domain.accounts.passwords import Hasher
+from app.domain.limits.throttle import network_key
 from app.extensions import db
 from app.models import AuditEvent, FailureCounter
 from tests.support.apps import build_app, dispose_app

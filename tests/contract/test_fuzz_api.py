@@ -49,7 +49,7 @@ import schemathesis
 from schemathesis import Case, CheckContext, GenerationMode, Response
 from schemathesis.config import HealthCheck
 
-from app.domain import accounts
+from app.domain.accounts import accounts
 from app.extensions import db
 from tests.support.apps import dispose_app
 from tests.support.contract import IN_CI, build_contract_app, report_fuzz

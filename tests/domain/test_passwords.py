@@ -16,8 +16,8 @@ import pytest
 from argon2 import PasswordHasher
 
 from app.config import DEFAULTS
-from app.domain import passwords
-from app.domain.passwords import Hasher
+from app.domain.accounts import passwords
+from app.domain.accounts.passwords import Hasher
 from app.extensions import db
 from app.models import User
 from tests.support.accounts import PASSWORD

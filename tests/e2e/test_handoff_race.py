@@ -10,7 +10,8 @@ import pytest
 import requests
 
 from app import create_app
-from app.domain import accounts, handoff
+from app.domain.accounts import accounts
+from app.domain.sessions import handoff
 from app.extensions import db
 from tests.support.api import all_at_once, signup
 from tests.support.http import TIMEOUT

@@ -22,7 +22,7 @@ import requests
 from authlib.integrations.flask_client import OAuth
 from flask import Flask, jsonify
 
-from app.domain.tokens import hash_secret
+from app.domain.tokens.tokens import hash_secret
 from tests.support.accounts import PASSWORD
 from tests.support.api import all_at_once
 from tests.support.client_kit import site_module

@@ -92,10 +92,10 @@ def test_a_pre_registered_account_cannot_link_the_attackers_github(app, client, 
 def test_the_rule_holds_where_the_identity_is_written(app, make_user):
     """Not only the button: the domain refuses a link to an unconfirmed account, whatever
     started it (a link begun in another tab before, a future caller)."""
-    from app.domain import identities
+    from app.domain.accounts import identities
+    from app.domain.accounts.providers import Profile
     from app.domain.audit import ClientInfo
     from app.domain.errors import AccountEmailNotVerified
-    from app.domain.providers import Profile
 
     mallory = make_user(VICTIM, email_verified=False)
     with app.app_context(), pytest.raises(AccountEmailNotVerified):
@@ -111,9 +111,9 @@ def test_a_reset_unlinks_what_was_linked_before_it(app, client, github_server, m
     reset must close that door, as it ends every session."""
     victim = make_user(VICTIM, email_verified=True)
     with app.app_context():
-        from app.domain import identities
+        from app.domain.accounts import identities
+        from app.domain.accounts.providers import Profile
         from app.domain.audit import ClientInfo
-        from app.domain.providers import Profile
 
         identities.link(db.session.get(User, victim.id),
                         Profile("github", "9001", "mallory@evil.example", True, "M"),
@@ -256,9 +256,9 @@ def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, l
 
     owner = make_user(VICTIM, **OWNED)
     with app.app_context():
-        from app.domain import identities
+        from app.domain.accounts import identities
+        from app.domain.accounts.providers import Profile
         from app.domain.audit import ClientInfo
-        from app.domain.providers import Profile
 
         identities.authenticate(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo(),
                                 just_the_account)

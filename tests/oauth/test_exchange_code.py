@@ -5,7 +5,7 @@ import hashlib
 
 import pytest
 
-from app.domain import handoff
+from app.domain.sessions import handoff
 from app.extensions import db
 from app.models import User
 from tests.support.http import bearer

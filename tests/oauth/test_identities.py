@@ -5,10 +5,10 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select
 
-from app.domain import identities
+from app.domain.accounts import identities
+from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
 from app.domain.errors import AccountExists, ProviderEmailNotVerified, ProviderSignInRefused
-from app.domain.providers import Profile
 from app.extensions import db
 from app.models import Identity, User
 from tests.support.accounts import OWNED
@@ -104,7 +104,7 @@ def test_the_last_way_to_sign_in_cannot_be_unlinked(app, client):
     user_id = sign_in(app, profile(email="only-google@example.com"))
     with app.app_context():
         user = db.session.get(User, user_id)
-        from app.domain import sessions
+        from app.domain.sessions import sessions
         tokens = sessions.issue_tokens(user, "google", CLIENT)
     response = client.delete("/api/v2/auth/providers/google",
                              headers=bearer(tokens.access_token))

@@ -139,7 +139,7 @@ def test_an_id_token_for_another_audience_is_refused(app, client, monkeypatch):
 
 
 def test_an_id_token_with_another_nonce_is_refused(client, monkeypatch):
-    from app.domain import providers
+    from app.domain.accounts import providers
 
     genuine = providers._google_profile
     monkeypatch.setattr(providers, "_google_profile",

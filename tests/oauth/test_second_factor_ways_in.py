@@ -97,7 +97,7 @@ def test_the_provider_alone_cannot_take_over_an_account_with_a_second_factor(
     assert submit(app.test_client(), "/login", {
         "email": account.email, "password": account.password}).status_code == 302  # kept
     with app.app_context():
-        from app.domain import identities
+        from app.domain.accounts import identities
 
         assert identities.providers_of(account.id) == []
 

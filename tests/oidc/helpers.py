@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from app.domain import tokens
+from app.domain.tokens import tokens
 from tests.support.pages import submit
 
 PUBLIC = "notes"

@@ -13,8 +13,9 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db.transactions import writes
-from app.domain import pushed_requests, tokens
 from app.domain.errors import InvalidRequestUri
+from app.domain.oidc import pushed_requests
+from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import HandoffCode, PushedRequest
 from tests.oidc.helpers import (

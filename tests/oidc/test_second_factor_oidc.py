@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 import jwt
 import pytest
 
-from app.domain import passkeys
+from app.domain.factors import passkeys
 from tests.oidc.helpers import SITES, authorize_query, pkce, query_of, redeem
 from tests.support.accounts import OWNED
 from tests.support.pages import submit

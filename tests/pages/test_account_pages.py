@@ -5,10 +5,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from app.domain import identities
+from app.domain.accounts import identities
+from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.providers import Profile
-from app.domain.sites import Site
+from app.domain.oidc.sites import Site
 from tests.support.accounts import PASSWORD
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import SYMBOLS
@@ -207,7 +207,7 @@ def test_changing_the_password_needs_the_current_one(signed_in):
 
 def confirm_address(app, account):
     with app.app_context():
-        from app.domain import accounts
+        from app.domain.accounts import accounts
         from app.extensions import db
         from app.models import User
         accounts.prove_address(db.session.get(User, account.id))

@@ -13,7 +13,7 @@ import jwt
 import pytest
 from sqlalchemy import select, update
 
-from app.domain import second_factors
+from app.domain.factors import second_factors
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, RecoveryCode, User
 from app.web.headers import CONTENT_SECURITY_POLICY

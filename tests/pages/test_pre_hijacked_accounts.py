@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, update
 
-from app.domain import passkeys
+from app.domain.factors import passkeys
 from app.extensions import db
 from app.models import User
 from tests.support.accounts import OWNED, PROVED_LONG_AGO

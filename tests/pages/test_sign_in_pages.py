@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.domain import accounts
+from app.domain.accounts import accounts
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import FOOTPRINTS, PAGE_SITES, SYMBOLS
 

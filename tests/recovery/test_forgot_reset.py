@@ -101,7 +101,7 @@ def test_a_newer_request_supersedes_the_older_link(client, user, mailbox):
 
 def test_a_password_change_kills_outstanding_links(app, client, user, mailbox):
     token = token_of(request_link(client, mailbox, user.email))
-    from app.domain import accounts
+    from app.domain.accounts import accounts
     from app.extensions import db
     from app.models import User
     with app.app_context():

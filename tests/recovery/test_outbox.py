@@ -10,7 +10,7 @@ import time
 import pytest
 from sqlalchemy import event, select
 
-from app.domain import recovery
+from app.domain.accounts import recovery
 from app.domain.audit import ClientInfo
 from app.extensions import db
 from app.models import MailJob
@@ -140,7 +140,7 @@ def test_a_request_whose_transaction_fails_promises_nothing(app, client, user, m
     def unreachable(*args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         raise OperationalError("INSERT", {}, Exception("server closed the connection"))
 
-    monkeypatch.setattr("app.domain.outbox.insert_values", unreachable)
+    monkeypatch.setattr("app.domain.mail.outbox.insert_values", unreachable)
     answer = client.post("/api/v2/auth/forgot-password", json={"email": user.email})
     monkeypatch.undo()
     assert answer.status_code == 503

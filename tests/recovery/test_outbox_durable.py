@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
-from app.domain.mail import MemoryTransport
-from app.domain.outbox import Outbox, _Worker, schedule
+from app.domain.mail.mail import MemoryTransport
+from app.domain.mail.outbox import Outbox, _Worker, schedule
 from app.extensions import db
 from app.models import MailJob
 

@@ -52,5 +52,5 @@ def exchange(client, code, provider, verifier=VERIFIER):
 
 
 def just_the_account(user: Any, _provider: str) -> Any:
-    """An opening (app/domain/sessions.py) that opens nothing: the test looks at the account."""
+    """An opening (sessions/sessions.py) that opens nothing: the test looks at the account."""
     return user

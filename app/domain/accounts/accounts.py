@@ -12,12 +12,16 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import writes
-from app.domain import addresses, audit, second_factors, sessions, throttle
+from app.domain import audit
+from app.domain.accounts import addresses
+from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailTaken, InvalidCredentials, NotFound, StepUpRequired
-from app.domain.outbox import schedule
-from app.domain.passwords import check_policy
+from app.domain.factors import second_factors
+from app.domain.limits import throttle
+from app.domain.mail.outbox import schedule
+from app.domain.sessions import sessions
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, MailJob, OneTimeToken, User
@@ -26,7 +30,7 @@ T = TypeVar("T")
 
 
 def find_by_email(untrusted_email: str) -> User | None:
-    """The account of exactly this canonical address (app/domain/addresses.py), if any."""
+    """The account of exactly this canonical address (app/domain/accounts/addresses.py), if any."""
     return db.session.scalars(
         select(User).where(User.email_key == addresses.key(untrusted_email))
     ).one_or_none()
@@ -91,7 +95,7 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
 def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo,
              opening: sessions.Opening[T]) -> tuple[User, T | None]:
     """Register an account: the account, the promise of its confirmation mail (the mail job
-    makes the link when it runs: app/domain/recovery.py) and, unless the address must be
+    makes the link when it runs: app/domain/accounts/recovery.py) and, unless the address must be
     confirmed first, what `opening` opens for it, in one unit of work."""
     email, password_hash = _prepare(untrusted_email, password)
     return _register(email, password_hash, full_name, client, opening)
@@ -115,7 +119,7 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo,
 
     Unknown email, wrong password, an account with no password and a disabled account all do
     the same hashing work and raise the same error. Before any hashing, RateLimited when the
-    email has failed too often from where this attempt comes (domain/throttle.py).
+    email has failed too often from where this attempt comes (domain/limits/throttle.py).
     """
     user = find_by_email(untrusted_email)
     attempt = throttle.check_login(addresses.key(untrusted_email), user, client, device)
@@ -164,7 +168,7 @@ def change_password(user: User, current_password: str, new_password: str, client
     """Change a password with the current one: every other session ends, and the owner is
     told by mail. InvalidCredentials when the current password is wrong; RateLimited, before
     any hashing, after too many wrong ones on this account. For an account with a second
-    factor, step-up too (domain/second_factors.py): a recent sign-in or a fresh `code`
+    factor, step-up too (domain/factors/second_factors.py): a recent sign-in or a fresh `code`
     (without one, the current password is itself the fresh proof)."""
     session = db.session.get(AuthSession, keep_session)
     assert session is not None

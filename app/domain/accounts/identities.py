@@ -4,7 +4,7 @@ Who may attach a provider to an account is the whole of account takeover, so eve
 
 - An identity is found by (provider, subject) only, never by email.
 - A provider's address counts only when the provider verified it, and matches an account only
-  when the two canonical addresses are equal (app/domain/addresses.py).
+  when the two canonical addresses are equal (app/domain/accounts/addresses.py).
 - A matching account is linked automatically only when its password was set after its address
   was proved, or it has none. Otherwise the password may be a stranger's, set when they signed
   up with an address that was not theirs: the person proves they hold it, or takes the account
@@ -23,7 +23,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import kept, writes
-from app.domain import accounts, addresses, audit, second_factors, sessions, throttle
+from app.domain import audit
+from app.domain.accounts import accounts, addresses
+from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
@@ -37,9 +39,11 @@ from app.domain.errors import (
     ProviderSignInRefused,
     TakeOverNeedsSecondFactor,
 )
-from app.domain.outbox import schedule
-from app.domain.providers import Profile
-from app.domain.sessions import Opening
+from app.domain.factors import second_factors
+from app.domain.limits import throttle
+from app.domain.mail.outbox import schedule
+from app.domain.sessions import sessions
+from app.domain.sessions.sessions import Opening
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import Identity, MailJob, User

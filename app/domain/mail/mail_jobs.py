@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from app.domain import emails, recovery
-from app.domain.mail import Message
-from app.domain.outbox import Handler, Job
+from app.domain.accounts import recovery
+from app.domain.mail import emails
+from app.domain.mail.mail import Message
+from app.domain.mail.outbox import Handler, Job
 from app.models import MailJob
 
 

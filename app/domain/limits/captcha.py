@@ -17,7 +17,7 @@ other than its JSON, is *unavailable*: logged, counted (svc_auth_captcha_checks,
 `unavailable`) and audited (`captcha_unavailable`); the caller decides what that means (sign-up
 and the mail-sending endpoints answer 503, sign-in falls back to the throttles).
 
-Where it is asked, and the sign-in's failure counts that decide it: app/domain/captcha_login.py.
+Where it is asked, and the sign-in's failure counts that decide it: domain/limits/captcha_login.py.
 """
 
 from __future__ import annotations
@@ -34,10 +34,12 @@ from redis import RedisError
 from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import writes
-from app.domain import audit, sites, tokens
+from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailable
+from app.domain.oidc import sites
+from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import FailureCounter

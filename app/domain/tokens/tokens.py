@@ -4,7 +4,7 @@ An access token is checked once, fully, and its claims are then cached until it 
 site verifies the same token many times an hour, and a decode costs twice a Flask request. What
 can change after that first check is asked again on every call: whether the key that signed it is
 still in force (a revoked key's tokens stop at once), and, separately, whether the session behind
-it lives (domain/sessions.py).
+it lives (domain/sessions/sessions.py).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from app.domain import low_s
 from app.domain.errors import InvalidToken, TokenExpired
-from app.domain.keys import Keyring, SigningKey
+from app.domain.tokens import low_s
+from app.domain.tokens.keys import Keyring, SigningKey
 
 ACCESS_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type, not a secret)
 MAX_TOKEN_LENGTH = 4096

@@ -1,5 +1,5 @@
 """Passkeys (WebAuthn, on Duo's py_webauthn): registering them from the account page, signing in
-with one alone, and one as the second step of a sign-in (domain/second_factors.py).
+with one alone, and one as the second step of a sign-in (domain/factors/second_factors.py).
 
 This service is the relying party: its id is the host of SVC_PUBLIC_URL, and SVC_PUBLIC_URL's
 origin is the only one accepted, so a passkey made for any other site (or an answer made on
@@ -42,10 +42,12 @@ from webauthn.helpers.structs import (
 
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
-from app.domain import audit, second_factors, sessions, text
+from app.domain import audit, text
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailNotConfirmed, InvalidPasskey, NotFound, TooManyPasskeys
+from app.domain.factors import second_factors
+from app.domain.sessions import sessions
 from app.extensions import db
 from app.models import AuthSession, MailJob, Passkey, PasskeyChallenge, PendingSignIn, User
 

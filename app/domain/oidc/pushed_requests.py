@@ -16,9 +16,9 @@ from datetime import timedelta
 
 from app.db.rows import claim_once
 from app.db.transactions import writes
-from app.domain import tokens
 from app.domain.clock import now
 from app.domain.errors import InvalidRequestUri
+from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import PushedRequest
 

@@ -7,7 +7,7 @@ nothing. Failures are rare, so each costs one write; a sign-in costs one indexed
   LOGIN_DELAY_AFTER failures, each further one makes that pair wait twice as long as the last
   (1 s, 2 s, 4 s... up to LOGIN_DELAY_MAX seconds). A successful sign-in clears the pair.
 - Per email, from anywhere: after LIMIT_LOGIN_FAILURES, attempts are refused, except from a device
-  that signed in to the account before (domain/known_devices.py for the hosted pages; for the
+  that signed in to the account before (domain/limits/known_devices.py for the hosted pages; for the
   API, an address with a session of the account), whose failures still count.
 - Per account, password changes: LIMIT_PASSWORD_CHANGE_FAILURES wrong current passwords.
 
@@ -32,10 +32,11 @@ from sqlalchemy import bindparam, case, delete, literal, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.transactions import writes
-from app.domain import known_devices, tokens
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import RateLimited
+from app.domain.limits import known_devices
+from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import AuthSession, FailureCounter, RateLimitCounter, User
 from app.models.types import UTCDateTime
@@ -271,7 +272,7 @@ def _count(scope: str, subject: str, sources: tuple[str, ...], window: timedelta
     db.session.execute(statement)
 
 
-# For counters of other scopes (app/domain/captcha_login.py) -----------------------------------
+# For counters of other scopes (domain/limits/captcha_login.py) -----------------------------------
 
 def subject_key(kind: str, value: str) -> str:
     return _key(kind, value)

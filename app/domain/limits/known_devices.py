@@ -3,7 +3,7 @@
 The hosted pages keep a cookie that names the browser (a random device id) and carries, for each
 of the last few accounts signed in with it, a tag: an HMAC under the app's secret over the device
 id and the account id. Nothing in it names the account; only the service can make or check a tag.
-The limits (domain/throttle.py) let a correct password from a known device through while
+The limits (domain/limits/throttle.py) let a correct password from a known device through while
 strangers are failing on the same account, and count that device's own failures apart.
 """
 
@@ -16,7 +16,7 @@ import secrets
 
 from flask import current_app
 
-from app.domain import tokens
+from app.domain.tokens import tokens
 
 VERSION = "1"
 MAX_ACCOUNTS = 5  # one browser, a few accounts (a family computer); the oldest tag drops out

@@ -3,11 +3,11 @@ they open, ID tokens, userinfo, revocation, introspection and the end of a singl
 
 The protocol (parsing, client authentication, PKCE, prompt, nonce, errors) is authlib's, in
 app/oidc; the rules are here, on the service's own records. An authorization code is a handoff
-code (domain/handoff.py) bound also to its client, scope, nonce and the browser session it came
+code (sessions/handoff.py) bound also to its client, scope, nonce and the browser session it came
 from: 256 random bits, stored hashed, 60 s, single use; a code presented with anything not its
 own is burned, and one presented again after it was redeemed revokes the session it opened. The
 session a code opens belongs to the client (its refresh tokens work for that client only, with
-the rotation, grace window and reuse detection of domain/sessions.py), and ends with the browser
+the rotation, grace window and reuse detection of sessions/sessions.py), and ends with the browser
 session it came through.
 """
 
@@ -23,11 +23,14 @@ from sqlalchemy import select
 
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
-from app.domain import audit, handoff, pushed_requests, sessions, tokens
+from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
-from app.domain.live_sessions import is_live
+from app.domain.oidc import pushed_requests
+from app.domain.sessions import handoff, sessions
+from app.domain.sessions.live_sessions import is_live
+from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, ConsentGrant, HandoffCode, RefreshToken, User

@@ -17,11 +17,13 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.rows import claim_once, insert_loaded, insert_values
 from app.db.transactions import kept, until_commit, writes
-from app.domain import audit, sites, tokens
+from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
-from app.domain.live_sessions import Account, is_live, live_conditions
+from app.domain.oidc import sites
+from app.domain.sessions.live_sessions import Account, is_live, live_conditions
+from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, PendingSignIn, RefreshToken, User
@@ -55,7 +57,7 @@ class ForClient:
     browser_session_id: str | None
 
 
-# The second factor the sign-in running now proved (domain/second_factors.py, complete): what
+# The second factor the sign-in running now proved (factors/second_factors.py, complete): what
 # it opens (a session, a handoff code) records it, and the tokens say so (amr, acr).
 _SECOND_FACTOR: ContextVar[str | None] = ContextVar("svc_second_factor", default=None)
 
@@ -306,10 +308,10 @@ class Bearer:
 
 def authenticate_bearer(token: str, *, clients_own: bool = False) -> Bearer:
     """The live session behind a family access token (or, with `clients_own`, one a third-party
-    client holds for itself: domain/tokens.py); raises a BearerError.
+    client holds for itself: domain/tokens/tokens.py); raises a BearerError.
 
-    The token's signature is checked once and its claims cached (domain/tokens.py); whether the
-    session still lives is asked every time (domain/live_sessions.py).
+    The token's signature is checked once and its claims cached (tokens/tokens.py); whether the
+    session still lives is asked every time (domain/sessions/live_sessions.py).
     """
     at = now()
     claims = tools().access_tokens.verify(token, at, clients_own=clients_own)

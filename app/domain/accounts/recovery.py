@@ -2,7 +2,7 @@
 
 Requests that mail (forgot-password, resend-confirmation) write a mail job for any address and
 answer the same way for every address, without looking the account up: the job does that, makes
-the token and renders the mail when it runs (domain/outbox.py). A token is 256
+the token and renders the mail when it runs (domain/mail/outbox.py). A token is 256
 random bits, stored hashed, bound to one purpose, one user and the address it was sent to; it is
 used once, expires, and is replaced by a newer one of its purpose. A reset token also dies with
 any password change. The job keeps its token sealed, so that a retry of it mails the same link
@@ -20,22 +20,18 @@ from sqlalchemy import delete
 
 from app.db.rows import claim_once
 from app.db.transactions import writes
-from app.domain import (
-    accounts,
-    audit,
-    emails,
-    identities,
-    passkeys,
-    second_factors,
-    sessions,
-    throttle,
-    tokens,
-)
+from app.domain import audit
+from app.domain.accounts import accounts, identities
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
-from app.domain.mail import Message
-from app.domain.outbox import Job, keep_token, kept_token, schedule
+from app.domain.factors import passkeys, second_factors
+from app.domain.limits import throttle
+from app.domain.mail import emails
+from app.domain.mail.mail import Message
+from app.domain.mail.outbox import Job, keep_token, kept_token, schedule
+from app.domain.sessions import sessions
+from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import MailJob, OneTimeToken, User
@@ -185,7 +181,7 @@ def confirmation_mail(job: Job) -> Message | None:
 def confirm_email(raw: str, client: ClientInfo, signed_in_as: str | None = None) -> User:
     """Confirm the address with a mailed link. Opened in a browser signed in to the account
     (`signed_in_as`, its id), it also shows that the account's password is the holder's: the
-    one who signed up holds the inbox (domain/second_factors.py asks that of a new factor)."""
+    one who signed up holds the inbox (factors/second_factors.py asks that of a new factor)."""
     row = _live(raw, CONFIRM)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or row.email != user.email or not _claim(row):

@@ -24,9 +24,9 @@ from flask import current_app
 from sqlalchemy import select
 
 from app.db.transactions import writes
-from app.domain import tokens
 from app.domain.clock import now
 from app.domain.errors import InvalidBody, InvalidRedirectUri, UnknownCallback
+from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import ClientSite
 

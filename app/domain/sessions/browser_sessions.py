@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.db.transactions import writes
-from app.domain import handoff, sessions
 from app.domain.audit import ClientInfo
+from app.domain.sessions import handoff, sessions
 from app.models import AuthSession, User
 
 
@@ -34,6 +34,6 @@ def open_browser_session(user: User, provider: str, client: ClientInfo, *,
 
 def for_browser(client: ClientInfo, *, replacing: AuthSession | None,
                 hand_to: handoff.HandTo | None) -> sessions.Opening[BrowserSignIn]:
-    """The opening of a sign-in on the hosted pages (domain/sessions.py, Opening)."""
+    """The opening of a sign-in on the hosted pages (domain/sessions/sessions.py, Opening)."""
     return lambda user, provider: open_browser_session(user, provider, client,
                                                        replacing=replacing, hand_to=hand_to)

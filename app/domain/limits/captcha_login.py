@@ -6,10 +6,10 @@ IPv6 /64, for any email), the next attempts must carry a captcha token until the
 Emails are counted by their key whether or not an account has them, so the question appears
 after the same number of failures for a known and an unknown address, and reveals nothing.
 
-The counts are failure_counters rows of their own scope (keyed hashes, as app/domain/throttle.py
+The counts are failure_counters rows of their own scope (keyed hashes, as domain/limits/throttle.py
 keeps them), counted only while the captcha mode is not off. A sign-in that succeeds clears its
 email's count (not its address's: one account's owner must not clear a stranger's failures).
-The throttles of app/domain/throttle.py apply as before, captcha or not.
+The throttles of app/domain/limits/throttle.py apply as before, captcha or not.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from sqlalchemy import delete
 
 from app.db.transactions import writes
-from app.domain import captcha, throttle
 from app.domain.audit import ClientInfo
+from app.domain.limits import captcha, throttle
 from app.extensions import db
 from app.models import FailureCounter
 

@@ -1,6 +1,6 @@
 """Second factors: an authenticator app (TOTP, RFC 6238) and recovery codes; the pending
 sign-in that waits for one; the operator's reset. Passkeys are second factors too
-(domain/passkeys.py): this module counts them, and completes a pending sign-in with one.
+(domain/factors/passkeys.py): this module counts them, and completes a pending sign-in with one.
 
 A sign-in of an account with a second factor opens nothing when its first factor (a password, a
 provider) is authenticated: `gated` turns its opening into a *pending sign-in* (a short-lived,
@@ -11,7 +11,7 @@ Enrolling ends every other session of the account (`confirm_totp`, `passkeys.reg
 session opened before the factor existed outlives it: every live session of an account with a
 second factor has proved it (single sign-on of a browser session included).
 
-Wrong codes are counted per account and per pending sign-in (domain/throttle.py), whatever
+Wrong codes are counted per account and per pending sign-in (domain/limits/throttle.py), whatever
 RATELIMIT_ENABLED says: a six-digit code must never be open to unlimited guessing.
 """
 
@@ -31,7 +31,8 @@ from sqlalchemy import delete, func, select, update
 
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
-from app.domain import addresses, audit, sessions, throttle, tokens
+from app.domain import audit
+from app.domain.accounts import addresses
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
@@ -44,7 +45,10 @@ from app.domain.errors import (
     NotFound,
     StepUpRequired,
 )
-from app.domain.outbox import schedule
+from app.domain.limits import throttle
+from app.domain.mail.outbox import schedule
+from app.domain.sessions import sessions
+from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import (
     AuthSession,
@@ -246,7 +250,7 @@ def reset(untrusted_email: str) -> User:
 
 def remove_unproved(user: User) -> None:
     """Remove the factors of an account whose address nobody had proved, in the caller's unit
-    of work (a reset: domain/recovery.py)."""
+    of work (a reset: domain/accounts/recovery.py)."""
     _remove_all(user)
 
 

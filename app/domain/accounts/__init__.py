@@ -1,0 +1,1 @@
+"""Accounts: sign-up, passwords, addresses, recovery, and provider identities."""

@@ -1,0 +1,1 @@
+"""Second factors: authenticator apps, recovery codes, passkeys, and the pending sign-in."""

@@ -1,0 +1,1 @@
+"""What limits guessing: failure counters, known devices, captcha."""

@@ -1,0 +1,1 @@
+"""Mail: the outbox, its jobs and the messages."""

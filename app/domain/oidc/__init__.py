@@ -1,0 +1,1 @@
+"""The OpenID Connect provider's rules: client sites, authorization codes, pushed requests."""

@@ -1,0 +1,1 @@
+"""Sessions: opening, refreshing and ending them, the browser's, handoff codes, revocation."""

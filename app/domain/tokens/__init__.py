@@ -1,0 +1,1 @@
+"""Tokens: access JWTs, signing keys, opaque secrets."""

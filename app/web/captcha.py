@@ -39,22 +39,24 @@ def check_signup(untrusted_email: str, password: str, untrusted_token: str) -> N
 
 @contextmanager
 def login_guard(untrusted_email: str, untrusted_token: str) -> Iterator[None]:
-    """Around a password sign-in: before it, the captcha when this email or address failed
-    recently (a provider that does not answer lets the sign-in go on, under the throttles);
-    after it, its failure or success counted for the next attempts."""
+    """Around a password sign-in: before it, counted as a failure, and the captcha when this
+    email or address failed recently (a provider that does not answer lets the sign-in go on,
+    under the throttles); after it, taken back unless the password was wrong."""
     if captcha.configured() is None:  # off: nothing read, nothing counted
         yield
         return
     client = client_info()
-    email_key = addresses.key(untrusted_email)
-    if captcha_login.needs_captcha(email_key, client):
-        captcha.check(LOGIN, untrusted_token, client, unavailable_refuses=False)
+    counted = captcha_login.attempt(addresses.key(untrusted_email), client)
     try:
+        if counted.needs_captcha:
+            captcha.check(LOGIN, untrusted_token, client, unavailable_refuses=False)
         yield
     except InvalidCredentials:
-        captcha_login.login_failed(email_key, client)
+        raise  # a failure, as it was counted
+    except BaseException:
+        captcha_login.not_a_failure(counted)
         raise
-    captcha_login.login_succeeded(email_key, client)
+    captcha_login.login_succeeded(counted)
 
 
 # The hosted pages' widget and words -------------------------------------------------------------

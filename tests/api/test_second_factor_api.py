@@ -3,6 +3,8 @@
 
 import pytest
 
+from app.domain.factors import second_factors
+from tests.support import races
 from tests.support.http import bearer
 from tests.support.second_factors import code_at, enrolled_user
 
@@ -155,3 +157,32 @@ def test_tokens_say_a_second_factor_was_used(client, enrolled, clock, make_user,
     # A sign-in without a second factor keeps the minimal claims.
     single = claims_of(login(make_user("bob@example.com"))["access_token"])
     assert "amr" not in single and "acr" not in single
+
+
+# Bursts of wrong codes (tests/support/races.py) ---------------------------------------------------
+
+class TestBursts:
+    @pytest.fixture
+    def settings(self, settings):
+        return {**settings, **races.POOL}
+
+    @pytest.mark.parametrize("wrong", ["000000", "aaaaa-bbbbb"], ids=["totp", "recovery_code"])
+    def test_one_sign_in_checks_exactly_its_attempts(self, app, enrolled, monkeypatch, wrong):
+        account, _secret, _codes = enrolled
+        token = password_login(app.test_client(), account).get_json()["mfa_token"]
+        with races.burst(monkeypatch, second_factors, "_use_code") as burst:
+            answers = burst.send(lambda _: complete(app.test_client(), token, wrong))
+        assert burst.checked == 5  # MFA_PENDING_ATTEMPTS
+        assert races.statuses(answers) == [401] * 16
+        assert {answer.get_json()["code"] for answer in answers} == {
+            "invalid_second_factor", "invalid_mfa_token"}
+
+    def test_the_account_checks_exactly_its_limit_over_several_sign_ins(self, app, enrolled,
+                                                                       monkeypatch):
+        account, _secret, _codes = enrolled
+        tokens = [password_login(app.test_client(), account).get_json()["mfa_token"]
+                  for _ in range(4)]
+        with races.burst(monkeypatch, second_factors, "_use_code") as burst:
+            answers = burst.send(lambda i: complete(app.test_client(), tokens[i % 4], "000000"))
+        assert burst.checked == 10  # LIMIT_SECOND_FACTOR_FAILURES
+        assert races.statuses(answers) == [401] * 10 + [429] * 6

@@ -18,6 +18,7 @@ from app.domain.accounts.passwords import Hasher
 from app.domain.limits.throttle import network_key
 from app.extensions import db
 from app.models import AuditEvent, FailureCounter
+from tests.support import races
 from tests.support.apps import build_app, dispose_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,6 +100,30 @@ class TestConcurrentFailures:
             overall = db.session.scalars(select(FailureCounter.failures)
                                          .where(FailureCounter.source == "*")).one()
         assert overall == 16
+
+
+class TestBursts:
+    """16 wrong passwords at once (tests/support/races.py): exactly the limit are hashed."""
+
+    @pytest.fixture
+    def settings(self):
+        return {**LIMITS, **races.POOL, "LIMIT_LOGIN_FAILURES": "100 per day",
+                "LOGIN_DELAY_AFTER": 5}
+
+    def test_from_one_address_five_are_tried_then_the_delay(self, app, user, monkeypatch):
+        with races.burst(monkeypatch, Hasher, "verify") as burst:
+            answers = burst.send(lambda _: attempt(app.test_client(), user.email))
+        assert burst.checked == 5
+        assert races.statuses(answers) == [401] * 5 + [429] * 11
+
+    def test_from_many_addresses_the_per_email_limit_holds(self, app, user, settings,
+                                                           monkeypatch):
+        app.config["LIMIT_LOGIN_FAILURES"] = "4 per day"
+        with races.burst(monkeypatch, Hasher, "verify") as burst:
+            answers = burst.send(lambda i: attempt(app.test_client(), user.email,
+                                                   ip=f"203.0.113.{i + 10}"))
+        assert burst.checked == 4
+        assert races.statuses(answers) == [401] * 4 + [429] * 12
 
 
 # The owner and the strangers ----------------------------------------------------------------

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.accounts.passwords import Hasher
 from tests.captcha.standin import fresh_token
+from tests.support import races
 from tests.support.accounts import PASSWORD
 from tests.support.captcha import V1, V2, answers_until_asked, login
 
@@ -93,3 +95,13 @@ def test_never_asked_on_refresh_exchange_or_reset(client, user, mailbox):
     reset = client.post("/api/v2/auth/reset-password",
                         json={"token": "unknown", "new_password": "another good password"})
     assert reset.get_json()["code"] == "invalid_reset_token"
+
+
+@pytest.mark.parametrize("captcha_extra", [races.POOL])
+def test_a_burst_without_tokens_has_exactly_the_failures_before_the_question(app, user,
+                                                                             monkeypatch):
+    """16 wrong passwords at once without a token (tests/support/races.py)."""
+    with races.burst(monkeypatch, Hasher, "verify") as burst:
+        answers = burst.send(lambda _: login(app.test_client(), user.email, "wrong", ""))
+    assert burst.checked == FAILURES
+    assert races.statuses(answers) == [401] * FAILURES + [422] * (16 - FAILURES)

@@ -6,9 +6,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from app.domain.accounts import identities
+from app.domain.accounts.passwords import Hasher
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
 from app.domain.oidc.sites import Site
+from tests.support import races
 from tests.support.accounts import PASSWORD
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import SYMBOLS
@@ -246,3 +248,21 @@ def test_resending_the_confirmation_from_the_account(signed_in, user, mailbox):
                                   "/account/unlink/github", "/account/link/github"])
 def test_account_actions_need_the_csrf_token(signed_in, path):
     assert signed_in.post(path, data={}).status_code == 400
+
+
+class TestWrongCurrentPasswordsAtOnce:
+    """16 at once (tests/support/races.py): exactly the account's limit are hashed."""
+
+    @pytest.fixture
+    def settings(self, settings):
+        return {**settings, **races.POOL, "RATELIMIT_ENABLED": True,
+                "LIMIT_LOGIN": "1000 per minute", "LIMIT_PASSWORD_CHANGE_FAILURES": "5 per hour"}
+
+    def test_five(self, app, signed_in, monkeypatch):
+        token = csrf_token(signed_in, "/account")
+        tabs = [races.browser_like(signed_in, app) for _ in range(races.BURST)]
+        with races.burst(monkeypatch, Hasher, "verify") as burst:
+            answers = burst.send(lambda i: tabs[i].post("/account/password", data={
+                "csrf_token": token, "current_password": "not it at all", "new_password": NEW}))
+        assert burst.checked == 5
+        assert races.statuses(answers) == [401] * 5 + [429] * 11

@@ -13,10 +13,11 @@ import jwt
 import pytest
 from sqlalchemy import select, update
 
-from app.domain.factors import second_factors
+from app.domain.factors import passkeys, second_factors
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, RecoveryCode, User
 from app.web.headers import CONTENT_SECURITY_POLICY
+from tests.support import races
 from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
 from tests.support.passkeys import add_passkey as add_passkey_at
@@ -741,3 +742,18 @@ def test_a_password_change_of_a_passkey_only_account_needs_a_recent_sign_in(
     assert refused.status_code == 403, refused.status_code
     assert submit(app.test_client(), "/login", {
         "email": with_passkey.email, "password": with_passkey.password}).status_code == 302
+
+
+@pytest.mark.parametrize("settings", [{"PUBLIC_URL": ORIGIN, **races.POOL}])
+def test_a_burst_of_wrong_passkey_answers_checks_exactly_the_sign_ins_attempts(
+        app, client, with_passkey, monkeypatch):
+    """16 at once (tests/support/races.py), each a second step answer that does not hold."""
+    sign_in_with_password(client, with_passkey)
+    token = csrf_token(client, "/login/second-factor")
+    tabs = [races.browser_like(client, app) for _ in range(races.BURST)]
+    with races.burst(monkeypatch, passkeys, "_claimed") as burst:
+        answers = burst.send(lambda i: tabs[i].post("/login/second-factor/passkey", data={
+            "csrf_token": token, "credential": "{}"}))
+    assert burst.checked == 5  # MFA_PENDING_ATTEMPTS
+    assert all(answer.status_code in (302, 401) for answer in answers)
+    assert client.get("/account").status_code == 302

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import TypeVar
 
@@ -115,18 +114,19 @@ def _register(email: str, password_hash: str | None, full_name: str, client: Cli
 def authenticate(untrusted_email: str, password: str, client: ClientInfo,
                  device: throttle.Device = throttle.API_DEVICE) -> User:
     """Authenticate a password: the user these credentials belong to, or InvalidCredentials.
-    The outcome is counted in units of work of its own (throttle.py), kept whatever follows.
+    The attempt is counted before the hashing, and a success taken back after, in units of work
+    of their own (throttle.py), kept whatever follows.
 
     Unknown email, wrong password, an account with no password and a disabled account all do
     the same hashing work and raise the same error. Before any hashing, RateLimited when the
     email has failed too often from where this attempt comes (domain/limits/throttle.py).
     """
     user = find_by_email(untrusted_email)
-    attempt = throttle.check_login(addresses.key(untrusted_email), user, client, device)
+    attempt = throttle.login_attempt(addresses.key(untrusted_email), user, client, device)
     # The hashing runs in a read transaction, which holds no lock on any database.
     result = tools().hasher.verify(user.password_hash if user else None, password)
     if user is None or not result.ok or user.disabled_at is not None:
-        record_failed_login(user, client, lambda: throttle.login_failed(attempt))
+        record_failed_login(user, client)  # (counted by login_attempt already)
         raise InvalidCredentials()
     throttle.login_succeeded(attempt)
     if result.needs_rehash:
@@ -135,12 +135,9 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo,
 
 
 @writes
-def record_failed_login(user: User | None, client: ClientInfo,
-                        count: Callable[[], None] | None = None) -> None:
-    """Audit a wrong password, and `count` it against the limits, in one transaction."""
+def record_failed_login(user: User | None, client: ClientInfo) -> None:
+    """Audit a wrong password (the limits counted it before it was hashed)."""
     audit.record("login_failed", client, user_id=user.id if user else None)
-    if count is not None:
-        count()
 
 
 @writes
@@ -175,10 +172,11 @@ def change_password(user: User, current_password: str, new_password: str, client
     if (second_factors.has_second_factor(user) and not code
             and not second_factors.recently_signed_in(session)):
         raise StepUpRequired()
-    throttle.check_password_change(user)
+    attempt = throttle.password_change_attempt(user)
     if not tools().hasher.verify(user.password_hash, current_password).ok:
-        record_failed_login(user, client, lambda: throttle.password_change_failed(user))
+        record_failed_login(user, client)
         raise InvalidCredentials("The current password is not right.")
+    throttle.password_change_succeeded(attempt)
     check_password_policy(new_password, user.email, pointer="#/new_password")
     _apply_password_change(user, tools().hasher.hash(new_password), client, session, code)
 

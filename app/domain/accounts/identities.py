@@ -99,9 +99,9 @@ def link_with_password(user_id: str, profile: Profile, password: str, client: Cl
     `opening` opens: InvalidCredentials if it is wrong. A guess like any sign-in: the same
     limits and counters (RateLimited)."""
     user = _account_to_prove(user_id, profile)
-    attempt = throttle.check_login(user.email_key, user, client, device)
+    attempt = throttle.login_attempt(user.email_key, user, client, device)
     if not tools().hasher.verify(user.password_hash, password).ok:
-        accounts.record_failed_login(user, client, lambda: throttle.login_failed(attempt))
+        accounts.record_failed_login(user, client)
         raise InvalidCredentials("The password is not right.")
     throttle.login_succeeded(attempt)
     return _link_proved(user.id, profile, client, opening, take_over=False)

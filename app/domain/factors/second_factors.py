@@ -12,7 +12,9 @@ session opened before the factor existed outlives it: every live session of an a
 second factor has proved it (single sign-on of a browser session included).
 
 Wrong codes are counted per account and per pending sign-in (domain/limits/throttle.py), whatever
-RATELIMIT_ENABLED says: a six-digit code must never be open to unlimited guessing.
+RATELIMIT_ENABLED says: a six-digit code must never be open to unlimited guessing. Each attempt
+is counted before its code is checked, in the unit of work that checks it, and a right code
+taken back: of concurrent guesses, exactly the limit are checked.
 """
 
 from __future__ import annotations
@@ -136,12 +138,12 @@ def step_up(user: User, session: AuthSession, code: str | None) -> None:
         return
     if not code or not has_second_factor(user):
         raise StepUpRequired()
-    throttle.check_second_factor(user.id, None)
+    attempt = throttle.second_factor_attempt(user.id, None)
     if _use_code(user, code) is None:
-        throttle.second_factor_failed(user.id, None)
         audit.record("second_factor_failed", ClientInfo(), user_id=user.id,
                      session_id=session.id)
         raise kept(InvalidSecondFactor())
+    throttle.second_factor_succeeded(attempt)
 
 
 # Enrolling -------------------------------------------------------------------------------------
@@ -195,11 +197,11 @@ def confirm_totp(user: User, code: str, client: ClientInfo, session: AuthSession
     if factor is None or factor.confirmed_at is not None:
         raise NotEnrolled()
     step_up(user, session, None)
-    throttle.check_second_factor(user.id, None)
+    attempt = throttle.second_factor_attempt(user.id, None)
     step = _matching_step(factor, code)
     if step is None:
-        throttle.second_factor_failed(user.id, None)
         raise kept(InvalidSecondFactor())
+    throttle.second_factor_succeeded(attempt)
     first_factor = not has_passkey(user)
     factor.confirmed_at, factor.last_used_step = now(), step
     codes = new_recovery_codes(user) if first_factor else []
@@ -420,14 +422,17 @@ def complete_with(raw: str, purpose: str, client: ClientInfo, opening: sessions.
     """`complete`, with the proof `prove` checks (and uses up): the method it proved, or None."""
     pending = live_pending(raw, purpose)
     user = db.session.get_one(User, pending.user_id)
-    throttle.check_second_factor(user.id, pending.token_hash)
+    attempt = throttle.second_factor_attempt(user.id, pending.token_hash)
+    attempts = int(current_app.config["MFA_PENDING_ATTEMPTS"])
+    if attempt.pending_attempts > attempts:
+        raise InvalidMfaToken()  # spent by the wrong codes of concurrent attempts
     method = prove(user, pending) if user.disabled_at is None else None
     if method is None:
-        if throttle.second_factor_failed(user.id, pending.token_hash) >= \
-                int(current_app.config["MFA_PENDING_ATTEMPTS"]):
+        if attempt.pending_attempts == attempts:
             pending.used_at = now()  # this pending sign-in is spent: start again
         audit.record("second_factor_failed", client, user_id=user.id)
         raise kept(InvalidSecondFactor())
+    throttle.second_factor_succeeded(attempt)
     # Claimed atomically: of two requests completing one pending sign-in, one wins.
     if not claim_once(PendingSignIn, PendingSignIn.token_hash == pending.token_hash,
                       PendingSignIn.used_at, used_at=now()):

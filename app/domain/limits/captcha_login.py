@@ -6,9 +6,11 @@ IPv6 /64, for any email), the next attempts must carry a captcha token until the
 Emails are counted by their key whether or not an account has them, so the question appears
 after the same number of failures for a known and an unknown address, and reveals nothing.
 
-The counts are failure_counters rows of their own scope (keyed hashes, as domain/limits/throttle.py
-keeps them), counted only while the captcha mode is not off. A sign-in that succeeds clears its
-email's count (not its address's: one account's owner must not clear a stranger's failures).
+The counts are failure_counters rows of their own scope (keyed hashes, as limits/throttle.py
+keeps them), counted only while the captcha mode is not off, and as throttle.py counts: each
+attempt before its password is checked, taken back when it proves no failure. A sign-in that
+succeeds clears its email's count (not its address's: one account's owner must not clear a
+stranger's failures).
 The throttles of app/domain/limits/throttle.py apply as before, captcha or not.
 """
 
@@ -49,29 +51,38 @@ def needs_captcha(email_key: str | None, client: ClientInfo) -> bool:
     return any(throttle.recent_failures(SCOPE, subject, window) >= limit for subject in wanted)
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """A sign-in counted as a failure before its password is checked."""
+
+    subjects: Subjects
+    slot: throttle.Slot
+    needs_captcha: bool
+
+
 @writes
-def login_failed(email_key: str, client: ClientInfo) -> None:
-    """Count a failed sign-in against its email and its address, in a unit of work of its own."""
-    if captcha.configured() is None:
-        return
-    _, window = throttle.rule("CAPTCHA_LOGIN_FAILURES")
+def attempt(email_key: str, client: ClientInfo) -> Attempt:
+    """Before a sign-in's captcha and password are checked (the captcha mode not off), in a
+    unit of work of its own: count it against its email and its address, and say whether it
+    must carry a captcha token (either had CAPTCHA_LOGIN_FAILURES before it). Counted first, so
+    that of concurrent attempts exactly that many go without one; `login_succeeded` or
+    `not_a_failure` take it back."""
+    limit, window = throttle.rule("CAPTCHA_LOGIN_FAILURES")
     subjects = _subjects(email_key, client)
-    for subject in (subjects.email, subjects.address):
-        throttle.count_failure(SCOPE, subject, window)
-
-
-def login_succeeded(email_key: str, client: ClientInfo) -> None:
-    """The right password: the email's count starts again (a write only if it had one)."""
-    if captcha.configured() is None:
-        return
-    _, window = throttle.rule("CAPTCHA_LOGIN_FAILURES")
-    subject = _subjects(email_key, client).email
-    if throttle.recent_failures(SCOPE, subject, window):
-        _forget(subject)
+    slot, failures = throttle.count_attempt(SCOPE, (subjects.email, subjects.address), window)
+    return Attempt(subjects, slot, any(count > limit for count in failures.values()))
 
 
 @writes
-def _forget(subject: str) -> None:
-    db.session.execute(delete(FailureCounter).where(FailureCounter.scope == SCOPE,
-                                                    FailureCounter.subject == subject))
+def not_a_failure(counted: Attempt) -> None:
+    """The attempt ended before its password was checked (a captcha or a limit refused it)."""
+    throttle.give_back(counted.slot)
 
+
+@writes
+def login_succeeded(counted: Attempt) -> None:
+    """The right password: the email's count starts again (not its address's: one account's
+    owner must not clear a stranger's failures), and the attempt is taken off the address's."""
+    throttle.give_back(counted.slot)
+    db.session.execute(delete(FailureCounter).where(
+        FailureCounter.scope == SCOPE, FailureCounter.subject == counted.subjects.email))

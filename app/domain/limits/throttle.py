@@ -1,7 +1,11 @@
 """The limits that protect accounts, counted in the database (table failure_counters).
 
 Every worker and every instance shares the counts, and a restart or a recycled worker forgets
-nothing. Failures are rare, so each costs one write; a sign-in costs one indexed read.
+nothing. Each attempt is counted as a failure *before* its guess is checked, by an atomic add
+that returns the count (`_reserve`), and goes on only if that count is within the limit: of
+concurrent attempts each sees a count of its own, so exactly the limit are checked. A refused
+attempt's count is rolled back; a successful one is taken back after (`_give_back`). So an
+attempt costs one small write before the hashing, and a successful sign-in one more.
 
 - Per email and source (the client's address, IPv6 cut to its /64, or a known device): after
   LOGIN_DELAY_AFTER failures, each further one makes that pair wait twice as long as the last
@@ -10,11 +14,14 @@ nothing. Failures are rare, so each costs one write; a sign-in costs one indexed
   that signed in to the account before (domain/limits/known_devices.py for the hosted pages; for the
   API, an address with a session of the account), whose failures still count.
 - Per account, password changes: LIMIT_PASSWORD_CHANGE_FAILURES wrong current passwords.
+- Per account, second factors (always on): LIMIT_SECOND_FACTOR_FAILURES wrong codes, and for
+  one pending sign-in MFA_PENDING_ATTEMPTS (app/domain/factors/second_factors.py).
 
 Refusals come before any password hashing, as RateLimited with the seconds to wait. Emails are
 counted by their key whether or not an account has them: an unknown address gets the same
 answers as a known one. A password reset or an email confirmation clears the account's counters.
-Everything here is off with RATELIMIT_ENABLED=false, like the other limits.
+Everything here but the second factors' limit is off with RATELIMIT_ENABLED=false, like the
+other limits.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import Any
 
 from flask import current_app
 from limits import parse
-from sqlalchemy import bindparam, case, delete, literal, or_, select
+from sqlalchemy import case, delete, literal, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.transactions import writes
@@ -78,19 +85,29 @@ def browser_device(untrusted_cookie: str | None) -> Device:
 
 
 @dataclass(frozen=True)
-class LoginAttempt:
-    """An attempt the limits let through, to count if it fails (None: limits are off)."""
+class _Count:
+    """A counter as an attempt counted on it left it."""
 
-    subject: str
-    source: str
-    source_failed_before: bool
+    failures: int  # in the window, this attempt included
+    window_start: datetime
+    last_failure_at: datetime  # of the attempt counted before this one
 
 
 @dataclass(frozen=True)
-class _Count:
-    failures: int
-    window_start: datetime
-    last_failure_at: datetime
+class Slot:
+    """An attempt counted before its guess was checked: what giving it back needs."""
+
+    scope: str
+    counted: tuple[tuple[str, str, datetime], ...]  # subject, source, and its window's start
+
+
+@dataclass(frozen=True)
+class LoginAttempt:
+    """A sign-in attempt the limits let through, counted as a failure until it succeeds."""
+
+    subject: str
+    source: str
+    slot: Slot
 
 
 def _enabled() -> bool:
@@ -118,19 +135,71 @@ def _seconds(delta: timedelta) -> int:
     return max(1, math.ceil(delta.total_seconds()))
 
 
-# Built once: on the sign-in path, building the statement cost more than running it.
-_COUNTS = select(FailureCounter.source, FailureCounter.failures, FailureCounter.window_start,
-                 FailureCounter.last_failure_at).where(
-    FailureCounter.scope == bindparam("scope"), FailureCounter.subject == bindparam("subject"),
-    or_(FailureCounter.source == bindparam("source"), FailureCounter.source == ANYWHERE))
+# Counting ----------------------------------------------------------------------------------------
+
+def _reserve(scope: str, keys: tuple[tuple[str, str], ...], window: timedelta,
+             at: datetime) -> dict[tuple[str, str], _Count]:
+    """Count one more attempt on each counter (subject, source) before its guess is checked, and
+    return the counters with it: compared with a limit, they tell whether this attempt may go
+    on. One INSERT ... ON CONFLICT DO UPDATE ... RETURNING adds atomically on SQLite and
+    PostgreSQL alike, so that of concurrent attempts each sees a count of its own (reading first
+    and adding after the guess let a burst through whole). On PostgreSQL the rows stay locked,
+    and on SQLite the unit of work holds the write lock, until the caller's transaction ends.
+    A refusal raised in that unit rolls its count back: refused attempts count for nothing."""
+    table = FailureCounter.__table__
+    insert: Any = postgresql.insert if _dialect() == "postgresql" else sqlite.insert
+    expired = FailureCounter.window_start <= at - window
+    # last_failure_at is left as it was, so that RETURNING gives the previous attempt's time;
+    # the UPDATE below then sets this one's.
+    statement = insert(table).values([
+        {"scope": scope, "subject": subject, "source": source, "failures": 1,
+         "window_start": at, "last_failure_at": at} for subject, source in keys
+    ]).on_conflict_do_update(
+        index_elements=[table.c.scope, table.c.subject, table.c.source],
+        set_={"failures": case((expired, 1), else_=FailureCounter.failures + 1),
+              "window_start": case((expired, literal(at, UTCDateTime())),
+                                   else_=FailureCounter.window_start)},
+    ).returning(table.c.subject, table.c.source, table.c.failures, table.c.window_start,
+                table.c.last_failure_at)
+    counts = {(row.subject, row.source): _Count(row.failures, row.window_start,
+                                                row.last_failure_at)
+              for row in db.session.execute(statement)}
+    db.session.execute(update(FailureCounter).where(
+        FailureCounter.scope == scope,
+        tuple_(FailureCounter.subject, FailureCounter.source).in_(keys),
+    ).values(last_failure_at=at).execution_options(synchronize_session=False))
+    return counts
+
+
+def _slot(scope: str, counts: dict[tuple[str, str], _Count]) -> Slot:
+    return Slot(scope, tuple((subject, source, count.window_start)
+                             for (subject, source), count in counts.items()))
+
+
+def _give_back(slot: Slot) -> None:
+    """The attempt proved no failure: take it off each of its counters, unless that counter's
+    window has started again since."""
+    for subject, source, window_start in slot.counted:
+        db.session.execute(update(FailureCounter).where(
+            FailureCounter.scope == slot.scope, FailureCounter.subject == subject,
+            FailureCounter.source == source, FailureCounter.window_start == window_start,
+            FailureCounter.failures > 0,
+        ).values(failures=FailureCounter.failures - 1)
+            .execution_options(synchronize_session=False))
+
+
+def _dialect() -> str:
+    return db.session.get_bind().dialect.name
 
 
 def _counts(scope: str, subject: str, source: str, window: timedelta,
             at: datetime) -> dict[str, _Count]:
-    """The live counts of `subject` from `source` and from anywhere: one read by primary key."""
-    # On the session's connection, in its transaction, without the ORM's layers.
-    rows = db.session.connection().execute(_COUNTS, {"scope": scope, "subject": subject,
-                                                     "source": source})
+    """The live counts of `subject` from `source` and from anywhere, without counting."""
+    rows = db.session.execute(
+        select(FailureCounter.source, FailureCounter.failures, FailureCounter.window_start,
+               FailureCounter.last_failure_at).where(
+            FailureCounter.scope == scope, FailureCounter.subject == subject,
+            or_(FailureCounter.source == source, FailureCounter.source == ANYWHERE)))
     return {row.source: _Count(row.failures, row.window_start, row.last_failure_at)
             for row in rows if row.window_start + window > at}
 
@@ -150,11 +219,15 @@ def _address_signed_in_before(user_id: str, ip: str | None) -> bool:
     return bool(wanted) and any(network_key(found) == wanted for found in known)
 
 
-def check_login(email_key: str, user: User | None, client: ClientInfo,
-                device: Device) -> LoginAttempt | None:
-    """Before the password is hashed: RateLimited when this email may not be tried now from
-    where this attempt comes; otherwise the attempt, to pass to `login_failed` or
-    `login_succeeded`. `user` is the account of the email, if there is one."""
+# Sign-in -----------------------------------------------------------------------------------------
+
+@writes
+def login_attempt(email_key: str, user: User | None, client: ClientInfo,
+                  device: Device) -> LoginAttempt | None:
+    """Before the password is hashed, in a unit of work of its own: count this attempt as a
+    failure for its email and source and for its email from anywhere (`login_succeeded` takes
+    it back), or raise RateLimited, counting nothing, when this email may not be tried now
+    from where it comes. `user` is the account of the email, if there is one."""
     if not _enabled():
         return None
     user_id = user.id if user is not None else ""
@@ -163,82 +236,82 @@ def check_login(email_key: str, user: User | None, client: ClientInfo,
     source = _key("device", device_id) if device_id else _key("address", network_key(client.ip))
     limit, window = _rule("LIMIT_LOGIN_FAILURES")
     at = now()
-    counts = _counts(LOGIN, subject, source, window, at)
-    pair = counts.get(source)
-    if pair is not None and pair.last_failure_at + _delay(pair.failures) > at:
-        raise RateLimited(_seconds(pair.last_failure_at + _delay(pair.failures) - at))
-    email = counts.get(ANYWHERE)
-    if email is not None and email.failures >= limit and device_id is None and not (
+    counts = _reserve(LOGIN, ((subject, source), (subject, ANYWHERE)), window, at)
+    pair, email = counts[subject, source], counts[subject, ANYWHERE]
+    # The pair waits after its earlier failures (this attempt is the pair's failures-th). No
+    # delay is no wait, even when a concurrent attempt's clock was a little ahead of this one's.
+    delay = _delay(pair.failures - 1)
+    if delay and pair.last_failure_at + delay > at:
+        raise RateLimited(_seconds(pair.last_failure_at + delay - at))
+    if email.failures > limit and device_id is None and not (
             # (Asked for an unknown email too, so that both answer in the same time.)
             device.address_counts and _address_signed_in_before(user_id, client.ip)):
         raise RateLimited(_seconds(email.window_start + window - at))
-    return LoginAttempt(subject, source, source_failed_before=pair is not None)
-
-
-def login_failed(attempt: LoginAttempt | None) -> None:
-    """Count a failed sign-in, for its email and source and for its email from anywhere, in
-    the caller's write transaction."""
-    if attempt is not None:
-        _, window = _rule("LIMIT_LOGIN_FAILURES")
-        _count(LOGIN, attempt.subject, (attempt.source, ANYWHERE), window)
-
-
-def login_succeeded(attempt: LoginAttempt | None) -> None:
-    """The right password: this email and source start again from nothing (a write only when
-    they had failed before; otherwise nothing at all)."""
-    if attempt is not None and attempt.source_failed_before:
-        _forget_source(attempt)
+    return LoginAttempt(subject, source, _slot(LOGIN, counts))
 
 
 @writes
-def _forget_source(attempt: LoginAttempt) -> None:
+def login_succeeded(attempt: LoginAttempt | None) -> None:
+    """The right password: this email and source start again from nothing, and the attempt is
+    taken off the email's failures from anywhere."""
+    if attempt is None:
+        return
+    _give_back(attempt.slot)
     db.session.execute(delete(FailureCounter).where(
         FailureCounter.scope == LOGIN, FailureCounter.subject == attempt.subject,
         FailureCounter.source == attempt.source))
 
 
-def check_password_change(user: User) -> None:
-    """Before the current password is hashed: RateLimited after too many wrong ones."""
+@writes
+def password_change_attempt(user: User) -> Slot | None:
+    """Before the current password is hashed, in a unit of work of its own: count this attempt
+    as a wrong current password (`password_change_succeeded` takes it back), or raise
+    RateLimited, counting nothing, after too many."""
     if not _enabled():
-        return
+        return None
     limit, window = _rule("LIMIT_PASSWORD_CHANGE_FAILURES")
     at = now()
-    count = _counts(PASSWORD_CHANGE, _key("account", user.id), ANYWHERE, window,
-                    at).get(ANYWHERE)
-    if count is not None and count.failures >= limit:
-        raise RateLimited(_seconds(count.window_start + window - at))
+    counts = _reserve(PASSWORD_CHANGE, ((_key("account", user.id), ANYWHERE),), window, at)
+    [account] = counts.values()
+    if account.failures > limit:
+        raise RateLimited(_seconds(account.window_start + window - at))
+    return _slot(PASSWORD_CHANGE, counts)
 
 
-def password_change_failed(user: User) -> None:
-    """Count a wrong current password, in the caller's write transaction."""
-    if _enabled():
-        _, window = _rule("LIMIT_PASSWORD_CHANGE_FAILURES")
-        _count(PASSWORD_CHANGE, _key("account", user.id), (ANYWHERE,), window)
+@writes
+def password_change_succeeded(slot: Slot | None) -> None:
+    if slot is not None:
+        _give_back(slot)
 
 
-def check_second_factor(user_id: str, pending_key: str | None) -> None:
-    """Before a second factor's code is checked: RateLimited after LIMIT_SECOND_FACTOR_FAILURES
-    wrong codes on this account. Always on, whatever RATELIMIT_ENABLED says: a six-digit code
-    is found by guessing when guesses are free."""
+@dataclass(frozen=True)
+class SecondFactorAttempt:
+    slot: Slot
+    pending_attempts: int  # of the pending sign-in, this one included (0 without one)
+
+
+def second_factor_attempt(user_id: str, pending_key: str | None) -> SecondFactorAttempt:
+    """Before a second factor's code is checked, in the caller's unit of work: count this
+    attempt as a wrong code against the account (and its pending sign-in, if any), or raise
+    RateLimited after LIMIT_SECOND_FACTOR_FAILURES on the account. Always on, whatever
+    RATELIMIT_ENABLED says: a six-digit code is found by guessing when guesses are free.
+    `second_factor_succeeded` takes a right code off the account's failures."""
     limit, window = _rule("LIMIT_SECOND_FACTOR_FAILURES")
-    at = now()
-    count = _counts(SECOND_FACTOR, _key("account", user_id), ANYWHERE, window,
-                    at).get(ANYWHERE)
-    if count is not None and count.failures >= limit:
-        raise RateLimited(_seconds(count.window_start + window - at))
-
-
-def second_factor_failed(user_id: str, pending_key: str | None) -> int:
-    """Count a wrong code against the account (and its pending sign-in, if any), in the
-    caller's write transaction: the pending sign-in's count of failures so far."""
-    _, window = _rule("LIMIT_SECOND_FACTOR_FAILURES")
     subject = _key("account", user_id)
-    source = _key("pending", pending_key) if pending_key else None
-    _count(SECOND_FACTOR, subject, (ANYWHERE,) + ((source,) if source else ()), window)
-    if source is None:
-        return 0
-    found = _counts(SECOND_FACTOR, subject, source, window, now()).get(source)
-    return found.failures if found else 0
+    pending = (subject, _key("pending", pending_key)) if pending_key else None
+    at = now()
+    counts = _reserve(SECOND_FACTOR, ((subject, ANYWHERE),) + ((pending,) if pending else ()),
+                      window, at)
+    account = counts[subject, ANYWHERE]
+    if account.failures > limit:
+        raise RateLimited(_seconds(account.window_start + window - at))
+    return SecondFactorAttempt(_slot(SECOND_FACTOR, counts),
+                               counts[pending].failures if pending else 0)
+
+
+def second_factor_succeeded(attempt: SecondFactorAttempt) -> None:
+    """In the caller's unit of work."""
+    _give_back(attempt.slot)
 
 
 def clear_account(user: User) -> None:
@@ -250,29 +323,7 @@ def clear_account(user: User) -> None:
                                                         FailureCounter.subject == subject))
 
 
-def _count(scope: str, subject: str, sources: tuple[str, ...], window: timedelta) -> None:
-    """Add one failure to each counter, atomically (INSERT ... ON CONFLICT DO UPDATE, on SQLite
-    and PostgreSQL alike): concurrent failures are all counted. A counter whose window has
-    passed starts again at one."""
-    at = now()
-    table = FailureCounter.__table__
-    dialect = db.session.get_bind().dialect.name
-    insert: Any = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    expired = FailureCounter.window_start <= at - window
-    statement = insert(table).values([
-        {"scope": scope, "subject": subject, "source": source, "failures": 1,
-         "window_start": at, "last_failure_at": at} for source in sources
-    ]).on_conflict_do_update(
-        index_elements=[table.c.scope, table.c.subject, table.c.source],
-        set_={"failures": case((expired, 1), else_=FailureCounter.failures + 1),
-              "window_start": case((expired, literal(at, UTCDateTime())),
-                                      else_=FailureCounter.window_start),
-              "last_failure_at": at},
-    )
-    db.session.execute(statement)
-
-
-# For counters of other scopes (domain/limits/captcha_login.py) -----------------------------------
+# For counters of other scopes (limits/captcha_login.py) -----------------------------
 
 def subject_key(kind: str, value: str) -> str:
     return _key(kind, value)
@@ -288,9 +339,19 @@ def recent_failures(scope: str, subject: str, window: timedelta) -> int:
     return count.failures if count is not None else 0
 
 
-def count_failure(scope: str, subject: str, window: timedelta) -> None:
-    """Count one failure against `subject` from anywhere, in the caller's write transaction."""
-    _count(scope, subject, (ANYWHERE,), window)
+def count_attempt(scope: str, subjects: tuple[str, ...],
+                  window: timedelta) -> tuple[Slot, dict[str, int]]:
+    """Count one attempt against each subject from anywhere, before its guess is checked, in the
+    caller's write transaction: the slot (for `give_back`) and each subject's failures, this
+    attempt included."""
+    counts = _reserve(scope, tuple((subject, ANYWHERE) for subject in subjects), window, now())
+    return _slot(scope, counts), {subject: count.failures
+                                  for (subject, _), count in counts.items()}
+
+
+def give_back(slot: Slot) -> None:
+    """The attempt of `slot` was no failure, in the caller's write transaction."""
+    _give_back(slot)
 
 
 @writes

@@ -15,7 +15,7 @@ from app.domain import audit, retention
 from app.domain.accounts import accounts
 from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
-from app.domain.factors import second_factors
+from app.domain.factors import pending, second_factors
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.oidc import sites
@@ -144,7 +144,7 @@ def _utc(timestamp: int) -> str:
 def purge_expired() -> None:
     click.echo(f"Deleted {sessions.purge_expired()} ended sessions.")
     click.echo(f"Deleted {throttle.purge_stale()} failure counters of windows long past.")
-    click.echo(f"Deleted {second_factors.purge_expired()} pending sign-ins long expired.")
+    click.echo(f"Deleted {pending.purge_expired()} pending sign-ins long expired.")
 
 
 @click.command("purge")

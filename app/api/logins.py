@@ -11,10 +11,14 @@ from flask import current_app
 from app.domain.accounts import accounts
 from app.domain.errors import MfaRequired
 from app.domain.factors import second_factors
-from app.domain.factors.second_factors import SecondFactorRequired
+from app.domain.factors.pending import SecondFactorRequired
+from app.domain.factors.second_factors import Purpose
 from app.domain.sessions import sessions
+from app.domain.sessions.browser_sessions import BrowserSignIn
+from app.domain.sessions.destinations import ToApi
 from app.domain.sessions.sessions import IssuedTokens
-from app.models import PendingSignIn, User
+from app.domain.sign_in import SignIn, SiteCode
+from app.models import User
 from app.web import captcha
 from app.web.client import client_info
 
@@ -28,11 +32,12 @@ def sign_in_with_password(untrusted_email: str, password: str, untrusted_captcha
                           ) -> IssuedTokens | SecondFactorRequired:
     user = _authenticate(untrusted_email, password, untrusted_captcha_token)
     if second_factors.has_second_factor(user) and \
-            not second_factors.methods(user, PendingSignIn.API):
+            not second_factors.methods(user, Purpose.API):
         # Only passkeys, which answer on the hosted pages' origin alone: the person signs in there.
         raise MfaRequired(f"{current_app.config['PUBLIC_URL']}/login")
-    opening = second_factors.gated(sessions.tokens_for(client_info()), PendingSignIn.API)
-    return opening(user, "password")
+    outcome = SignIn(ToApi(), client_info(), second_step=Purpose.API).finish(user, "password")
+    assert not isinstance(outcome, BrowserSignIn | SiteCode)
+    return outcome
 
 
 def sign_in_without_second_step(untrusted_email: str, password: str,

@@ -19,13 +19,17 @@ from app.api.schemas import (
     parse_body,
 )
 from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
+from app.domain import sign_in
 from app.domain.accounts import accounts, addresses, identities, recovery
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidBody
-from app.domain.factors import second_factors
-from app.domain.factors.second_factors import SecondFactorRequired
+from app.domain.factors import pending
+from app.domain.factors.pending import SecondFactorRequired
+from app.domain.factors.second_factors import Purpose
 from app.domain.sessions import handoff, sessions
-from app.models import PendingSignIn
+from app.domain.sessions.destinations import ToApi
+from app.domain.sessions.sessions import IssuedTokens
+from app.domain.sign_in import SignIn
 from app.web import captcha, ratelimits
 from app.web.client import client_info
 from app.web.errors import problem_blueprint
@@ -40,9 +44,10 @@ def signup() -> Response:
     captcha.check_signup(body.email, body.password, body.captcha_token)
     client = client_info()
     user, issued = accounts.register(body.email, body.password, body.full_name, client,
-                                     sessions.tokens_for(client))
+                                     SignIn(ToApi(), client, second_step=None))
     if issued is None:  # SVC_REQUIRE_EMAIL_CONFIRMATION: no session before the link is used
         return no_store(confirmation_pending_json(user), 201)
+    assert isinstance(issued, IssuedTokens)  # what ToApi opens, with no second step asked
     return no_store(login_json(issued), 201)
 
 
@@ -62,9 +67,10 @@ def login() -> Response:
 def complete_mfa() -> Response:
     body = parse_body(MfaBody)
     client = client_info()
-    done = second_factors.complete(body.mfa_token, PendingSignIn.API, body.code, client,
-                                   sessions.tokens_for(client))
-    return no_store(login_json(done.opened))
+    issued = sign_in.complete_second_step(body.mfa_token, Purpose.API, client,
+                                          pending.code_proof(body.code))
+    assert isinstance(issued, IssuedTokens)  # what an API sign-in keeps: ToApi
+    return no_store(login_json(issued))
 
 
 @bp.get("/auth/verify")

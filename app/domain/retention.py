@@ -19,7 +19,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from app.db.transactions import writes
 from app.domain.clock import now
-from app.domain.factors import passkeys, second_factors
+from app.domain.factors import passkeys, pending
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
@@ -95,7 +95,7 @@ STEPS: list[Step] = [
     Step("expired handoff codes", purge_handoff_codes),
     Step("expired pushed authorization requests", purge_pushed_requests),
     Step("expired reset and confirmation tokens", purge_one_time_tokens),
-    Step("pending sign-ins long expired", second_factors.purge_expired),
+    Step("pending sign-ins long expired", pending.purge_expired),
     Step("passkey challenges long expired", passkeys.purge_expired),
     Step("mail jobs finished past SVC_MAIL_RETENTION_DAYS", purge_mail_jobs),
     Step("audit events past their retention", purge_audit_events),

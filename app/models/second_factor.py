@@ -39,13 +39,11 @@ class RecoveryCode(db.Model):
 
 class PendingSignIn(db.Model):
     """A sign-in whose first factor (a password, a provider) was authenticated and whose second
-    is still to come, stored as the hash of its token: short-lived, single-use, and for one
-    purpose (the hosted pages' second step, or the API's `mfa_token`)."""
+    is still to come, stored as the hash of its token: short-lived, single-use, for one purpose
+    (the hosted pages' second step, or the API's `mfa_token`), with where it goes once the
+    second step is done (domain/sessions/destinations.py)."""
 
     __tablename__ = "pending_sign_ins"
-
-    HOSTED = "hosted"
-    API = "api"
 
     token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
@@ -54,3 +52,7 @@ class PendingSignIn(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    destination: Mapped[str | None] = mapped_column(String(8))  # api, browser, site
+    redirect_uri: Mapped[str | None] = mapped_column(String(2048))
+    code_challenge: Mapped[str | None] = mapped_column(String(128))
+    client_state: Mapped[str | None] = mapped_column(String(512))

@@ -16,7 +16,7 @@ from app.domain.errors import (
     StepUpRequired,
     refusal_notice,
 )
-from app.domain.factors import passkeys, second_factors
+from app.domain.factors import passkeys, second_factors, step_up
 from app.domain.sessions import sessions
 from app.pages.blueprint import bp
 from app.pages.forms import (
@@ -53,7 +53,7 @@ def _render(password_form: ChangePasswordForm | None = None,
         password_form=password_form or ChangePasswordForm(), action=ActionForm(),
         notice=refusal_notice(request.args.get("error")),
         second_factor=second_factors.summary(user), step_up=StepUpForm(),
-        recent_sign_in=second_factors.recently_signed_in(signed_in.auth_session),
+        recent_sign_in=step_up.recently_signed_in(signed_in.auth_session),
         passkeys=passkeys.of(user), passkey_form=offered,
     ), status, with_own_script({}) if offered else {}
 

@@ -117,7 +117,7 @@ def login_submit() -> Page:
         with captcha.login_guard(form.email.data, captcha.form_token()):
             user = accounts.authenticate(form.email.data, form.password.data, client_info(),
                                          throttle.browser_device(browser.device_cookie()))
-        return browser.sign_in_here(target).complete(user, "password")
+        return browser.answer(browser.here(target).finish(user, "password"), target)
     except CaptchaProblem as problem:
         form.form_errors.append(captcha.PAGE_WORDS[problem.code])
         return login_page(target, problem.status, form, captcha_email=form.email.data)
@@ -164,19 +164,19 @@ def signup_submit() -> Page:
     except InvalidBody as error:
         field_errors(form, error)
         return _captcha_page("pages/signup.html", target, 422, widget, form=form)
-    landing = browser.sign_in_here(target)
     try:
-        user, opened = accounts.register(form.email.data, form.password.data,
-                                         form.full_name.data or "", client_info(), landing.opening)
+        user, outcome = accounts.register(form.email.data, form.password.data,
+                                          form.full_name.data or "", client_info(),
+                                          browser.here(target))
     except EmailTaken as error:
         form.email.errors.append(f"{error.detail} Sign in instead, or reset your password.")
         return _captcha_page("pages/signup.html", target, 409, widget, form=form)
     except InvalidBody as error:
         field_errors(form, error)
         return _captcha_page("pages/signup.html", target, 422, widget, form=form)
-    if opened is None:  # no session before the address is confirmed
+    if outcome is None:  # no session before the address is confirmed
         return _page("pages/confirm_sent.html", target, 201, email=user.email)
-    return landing.land(opened, "password")
+    return browser.answer(outcome, target)
 
 
 # Recovery ------------------------------------------------------------------------------------

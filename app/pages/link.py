@@ -36,11 +36,11 @@ def link_account_with_password() -> Response | tuple[str, int] | tuple[str, int,
     form = LinkPasswordForm()
     if not form.validate_on_submit():
         return _render(form, 422)
-    landing = provider_flow.landing(pending.mode, pending.target)
     try:
-        opened = identities.link_with_password(
+        outcome = identities.link_with_password(
             pending.user_id, pending.profile, form.password.data, client_info(),
-            throttle.browser_device(browser.device_cookie()), landing.opening)
+            throttle.browser_device(browser.device_cookie()),
+            provider_flow.sign_in_for(pending.mode, pending.target))
     except InvalidCredentials as error:
         form.password.errors.append(error.detail)
         return _render(form, 401)
@@ -53,7 +53,7 @@ def link_account_with_password() -> Response | tuple[str, int] | tuple[str, int,
         provider_state.drop_link()
         return provider_flow.refuse(pending, refused)
     provider_state.drop_link()
-    return landing.land(opened, pending.provider)
+    return browser.answer(outcome, pending.target)
 
 
 @bp.post("/login/link/take-over")
@@ -61,12 +61,12 @@ def link_account_taking_over() -> Response | tuple[str, int]:
     pending = provider_state.peek_link()
     if not ActionForm().validate_on_submit():
         return _render(status=400)
-    landing = provider_flow.landing(pending.mode, pending.target)
     try:
-        opened = identities.link_taking_over(pending.user_id, pending.profile, client_info(),
-                                             landing.opening)
+        outcome = identities.link_taking_over(pending.user_id, pending.profile, client_info(),
+                                              provider_flow.sign_in_for(pending.mode,
+                                                                        pending.target))
     except ProviderSignInRefused as refused:
         provider_state.drop_link()
         return provider_flow.refuse(pending, refused)
     provider_state.drop_link()
-    return landing.land(opened, pending.provider)
+    return browser.answer(outcome, pending.target)

@@ -23,7 +23,7 @@ from app.domain.errors import (
     StepUpRequired,
 )
 from app.domain.factors import passkeys
-from app.models import PendingSignIn
+from app.domain.factors.second_factors import Purpose
 from app.pages.account import _signed_in
 from app.pages.auth import login_page
 from app.pages.blueprint import bp, duration
@@ -115,12 +115,11 @@ def passkey_sign_in() -> Page:
     form = PasskeyAnswerForm()
     if not form.validate_on_submit():
         return _login_refused(target, InvalidPasskey())
-    landing = browser.sign_in_here(target, second_step_done=True)
     try:
-        done = passkeys.sign_in(form.credential.data, client_info(), landing.opening)
+        outcome = passkeys.sign_in(form.credential.data, client_info(), browser.here(target))
     except (InvalidPasskey, EmailNotConfirmed) as error:
         return _login_refused(target, error)
-    return landing.land(done.opened, done.provider)
+    return browser.answer(outcome, target)
 
 
 def _login_refused(target: targets.Target | None, error: AuthError) -> Page:
@@ -135,8 +134,7 @@ def _login_refused(target: targets.Target | None, error: AuthError) -> Page:
 @ratelimits.passkey_options
 def passkey_second_step_options() -> Response | tuple[Response, int]:
     try:
-        token, _landing = held_second_step()
-        return _json(passkeys.second_step_options(token, PendingSignIn.HOSTED))
+        return _json(passkeys.second_step_options(held_second_step(), Purpose.HOSTED))
     except InvalidMfaToken:
         return _json_refusal(InvalidPasskey("This sign-in has expired. Start again."))
     except AuthError as error:

@@ -1,16 +1,18 @@
 """Second factors on the hosted pages: enrolling an authenticator app and the recovery codes
-from the account page, and the second step of a sign-in (domain: domain/factors/second_factors.py).
+from the account page (domain: factors/enrolment.py), and the second step of a sign-in
+(factors/pending.py, domain/sign_in.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import segno
 from flask import Response, flash, redirect, render_template, url_for
 from flask_login import login_required
 
+from app.domain import sign_in
 from app.domain.errors import (
     AlreadyEnrolled,
     AuthError,
@@ -23,8 +25,8 @@ from app.domain.errors import (
     RateLimited,
     StepUpRequired,
 )
-from app.domain.factors import second_factors
-from app.models import PendingSignIn, User
+from app.domain.factors import enrolment, pending, second_factors
+from app.domain.factors.second_factors import Purpose
 from app.pages.account import _signed_in
 from app.pages.blueprint import bp, duration
 from app.pages.forms import (
@@ -86,7 +88,7 @@ def totp_start() -> Response:
     if not StepUpForm().validate_on_submit():
         return redirect(url_for(".account"))
     try:
-        second_factors.start_totp(signed_in.user, signed_in.auth_session)
+        enrolment.start_totp(signed_in.user, signed_in.auth_session)
     except (AlreadyEnrolled, FactorNeedsConfirmedEmail, FactorNeedsProvedPassword,
             StepUpRequired) as error:
         return refused(error)
@@ -95,11 +97,11 @@ def totp_start() -> Response:
 
 def _setup_page(form: TotpSetupForm | None = None, status: int = 200) -> Page:
     user = _signed_in().user
-    secret = second_factors.pending_secret(user)
+    secret = enrolment.pending_secret(user)
     if secret is None:
         return redirect(url_for(".account"))
     return render_template("pages/totp_setup.html", form=form or TotpSetupForm(),
-                           qr=_qr_code(second_factors.provisioning_uri(user, secret)),
+                           qr=_qr_code(enrolment.provisioning_uri(user, secret)),
                            key=_grouped(secret)), status
 
 
@@ -118,8 +120,8 @@ def totp_confirm() -> Page:
     if not form.validate_on_submit():
         return _setup_page(form, 422)
     try:
-        codes = second_factors.confirm_totp(signed_in.user, form.code.data, client_info(),
-                                            signed_in.auth_session)
+        codes = enrolment.confirm_totp(signed_in.user, form.code.data, client_info(),
+                                       signed_in.auth_session)
     except InvalidSecondFactor:
         form.code.errors.append("That code is not right. Enter the code the app shows now.")
         return _setup_page(form, 401)
@@ -135,7 +137,7 @@ def totp_confirm() -> Page:
 @login_required
 @ratelimits.second_factor
 def totp_remove() -> Response:
-    refusal = behind_step_up(lambda signed_in, code: second_factors.remove_totp(
+    refusal = behind_step_up(lambda signed_in, code: enrolment.remove_totp(
         signed_in.user, client_info(), signed_in.auth_session, code))
     if refusal is not None:
         return refusal
@@ -147,7 +149,7 @@ def totp_remove() -> Response:
 @login_required
 @ratelimits.second_factor
 def recovery_codes_regenerate() -> Page:
-    codes = behind_step_up(lambda signed_in, code: second_factors.regenerate_recovery_codes(
+    codes = behind_step_up(lambda signed_in, code: enrolment.regenerate_recovery_codes(
         signed_in.user, client_info(), signed_in.auth_session, code))
     if isinstance(codes, Response):
         return codes
@@ -156,28 +158,29 @@ def recovery_codes_regenerate() -> Page:
 
 # The second step of a sign-in ------------------------------------------------------------------
 
-def held_second_step() -> tuple[str, browser.Landing[Any]]:
-    """The pending sign-in this browser holds for the request's target, and its landing."""
-    held = browser.pending_second_step(targets.from_request(required=False))
+def held_second_step() -> str:
+    """The token of the pending sign-in this browser holds for the request's target."""
+    held = browser.held_second_step(targets.from_request(required=False))
     if held is None:
         raise InvalidMfaToken()
     return held
 
 
-def complete_second_step(prove: Callable[[User, PendingSignIn], str | None]) -> Response:
-    """Complete this browser's pending sign-in with `prove`'s proof, and land where it ends."""
-    token, landing = held_second_step()
-    done = second_factors.complete_with(token, PendingSignIn.HOSTED, client_info(),
-                                        landing.opening, prove)
+def complete_second_step(proof: pending.Proof) -> Response:
+    """Complete this browser's pending sign-in with `proof`, and go where it goes."""
+    signed_in = browser.current()
+    opened = sign_in.complete_second_step(
+        held_second_step(), Purpose.HOSTED, client_info(), proof,
+        replacing=signed_in.auth_session if signed_in else None)
     browser.drop_second_step()
-    return landing.land(done.opened, done.provider)
+    return browser.answer(opened, targets.from_request(required=False))
 
 
 def second_step_page(form: SecondFactorForm | None, status: int = 200,
                      passkey_error: str | None = None) -> tuple[str, int, dict[str, str]]:
     """The second step: a code, or one of the account's passkeys (our own script does that)."""
     target = targets.from_request(required=False)
-    user = second_factors.pending_user(held_second_step()[0], PendingSignIn.HOSTED)
+    user = pending.pending_user(held_second_step(), Purpose.HOSTED)
     offered = passkey_form(PasskeyAnswerForm) if second_factors.has_passkey(user) else None
     body = render_template("pages/second_step.html", form=form or SecondFactorForm(),
                            email=user.email, carry=target.query() if target else {},
@@ -199,7 +202,7 @@ def second_step_submit() -> Page:
     if not form.validate_on_submit():
         return second_step_page(form, 422)
     try:
-        return complete_second_step(second_factors.code_proof(form.code.data))
+        return complete_second_step(pending.code_proof(form.code.data))
     except InvalidSecondFactor:
         form.code.errors.append("That code is not right, or was already used.")
         return second_step_page(form, 401)

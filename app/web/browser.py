@@ -7,25 +7,24 @@ strangers on it (domain/limits/throttle.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
-
 from flask import Response, after_this_request, current_app, redirect, request, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
 
-from app.domain.factors import second_factors
-from app.domain.factors.second_factors import SecondFactorRequired
+from app.domain import sign_in
+from app.domain.factors import pending
+from app.domain.factors.pending import SecondFactorRequired
+from app.domain.factors.second_factors import Purpose
 from app.domain.limits import known_devices
-from app.domain.sessions import browser_sessions, handoff, sessions
+from app.domain.sessions import destinations, handoff, sessions
 from app.domain.sessions.browser_sessions import BrowserSignIn
+from app.domain.sessions.destinations import ToBrowser, ToSite
+from app.domain.sign_in import SignIn
 from app.extensions import login_manager
-from app.models import AuthSession, PendingSignIn, User
+from app.models import AuthSession, User
 from app.web import pending_authorization
 from app.web.client import client_info
 from app.web.targets import Target, send_back
 
-T = TypeVar("T")
 DEVICE_COOKIE_DAYS = 400  # the longest a browser keeps a cookie (RFC 6265bis)
 
 
@@ -75,78 +74,52 @@ def current() -> BrowserUser | None:
     return found if isinstance(found, BrowserUser) else None
 
 
-@dataclass(frozen=True)
-class Landing(Generic[T]):
-    """The two halves of a sign-in that ends on this service's side: `opening` runs inside the
-    domain's unit of work (sessions/sessions.py, Opening); `land` answers once it has committed."""
-
-    opening: sessions.Opening[T]
-    land: Callable[[T, str], Response]
-
-    def complete(self, user: User, provider: str) -> Response:
-        """For a user whose credential was already authenticated: open, then land."""
-        return self.land(self.opening(user, provider), provider)
-
-
-def sign_in_here(target: Target | None, *, second_step_done: bool = False) -> Landing[Any]:
-    """Sign this browser in: the session it held ends, a new one opens, and the person goes
-    back to the client site `target` names with a code, or else to the OpenID Connect
-    authorization request that waits for this sign-in, or else to the account page. For an
-    account with a second factor, unless `second_step_done`: the second step page first."""
+def here(target: Target | None) -> SignIn:
+    """A sign-in of this browser: the session it held ends, a new one opens, and the person
+    goes back to the client site `target` names with a code, or else to the OpenID Connect
+    authorization request waiting for it, or else to the account page (`answer`). An account
+    with a second factor goes through the second step page first."""
     previous = current()
-    opening = browser_sessions.for_browser(
-        client_info(), replacing=previous.auth_session if previous else None,
-        hand_to=target.hand_to() if target else None)
-
-    def land(opened: BrowserSignIn, provider: str) -> Response:
-        _hold(opened.session)
-        if target is None:
-            return redirect(pending_authorization.resume_url() or url_for("pages.account"))
-        assert opened.code is not None
-        return send_back(target, code=opened.code, provider=provider)
-
-    landing = Landing(opening, land)
-    return landing if second_step_done else _second_step_first(landing, HERE, target)
+    return SignIn(ToBrowser(target.hand_to() if target else None), client_info(),
+                  replacing=previous.auth_session if previous else None)
 
 
-def code_for_site(target: Target, *, second_step_done: bool = False) -> Landing[Any]:
+def for_site(target: Target) -> SignIn:
     """A sign-in a client site started through its API: no session here, a code for the site
     (after the second step page, for an account with a second factor)."""
-    landing = Landing(handoff.code_for(target.hand_to()),
-                      lambda code, provider: send_back(target, code=code, provider=provider))
-    return landing if second_step_done else _second_step_first(landing, SITE, target)
+    return SignIn(ToSite(target.hand_to()), client_info())
 
 
-# The second step of a sign-in on the hosted pages: the pending sign-in's token is kept in this
-# browser's (signed) cookie with where the sign-in ends, HERE or at a client SITE, and the
-# target it returns to. The domain keeps the rest (domain/factors/second_factors.py).
+def answer(outcome: sign_in.Outcome, target: Target | None) -> Response:
+    """Where the browser goes once a sign-in of the hosted pages is finished: the second step's
+    page, or the client site with its code, or (signed in here) the waiting OpenID Connect
+    authorization or the account page."""
+    if isinstance(outcome, SecondFactorRequired):
+        session[SECOND_STEP_KEY] = {"token": outcome.token}
+        return redirect(url_for("pages.second_step_form", **(target.query() if target else {})))
+    if isinstance(outcome, BrowserSignIn):
+        _hold(outcome.session)
+        if outcome.code is None:
+            return redirect(pending_authorization.resume_url() or url_for("pages.account"))
+        assert target is not None
+        return send_back(target, code=outcome.code, provider=outcome.session.provider)
+    assert isinstance(outcome, sign_in.SiteCode) and target is not None
+    return send_back(target, code=outcome.code, provider=outcome.provider)
+
+
+# The second step of a sign-in on the hosted pages: this browser's (signed) cookie holds the
+# pending sign-in's token, which keeps where the sign-in goes (domain/factors/pending.py).
 SECOND_STEP_KEY = "svc_second_step"
-HERE, SITE = "here", "site"
 
 
-def _second_step_first(landing: Landing[T], ends: str,
-                       target: Target | None) -> Landing[T | SecondFactorRequired]:
-    def land(opened: T | SecondFactorRequired, provider: str) -> Response:
-        if not isinstance(opened, SecondFactorRequired):
-            return landing.land(opened, provider)
-        query = target.query() if target else {}
-        session[SECOND_STEP_KEY] = {"token": opened.token, "ends": ends, "query": query}
-        return redirect(url_for("pages.second_step_form", **query))
-
-    return Landing(second_factors.gated(landing.opening, PendingSignIn.HOSTED), land)
-
-
-def pending_second_step(target: Target | None) -> tuple[str, Landing[Any]] | None:
-    """The pending sign-in's token this browser holds, and the landing that completes it, when
-    `target` is the one it started with."""
+def held_second_step(target: Target | None) -> str | None:
+    """The token of the pending sign-in this browser holds, when `target` is where it goes."""
     held = session.get(SECOND_STEP_KEY)
-    if not isinstance(held, dict) or held.get("query") != (target.query() if target else {}):
+    token = held.get("token") if isinstance(held, dict) else None
+    if not isinstance(token, str):
         return None
-    if held.get("ends") == SITE:
-        if target is None:
-            return None
-        return str(held["token"]), code_for_site(target, second_step_done=True)
-    return str(held["token"]), sign_in_here(target, second_step_done=True)
+    kept = destinations.hand_to(pending.destination(token, Purpose.HOSTED))
+    return token if kept == (target.hand_to() if target else None) else None
 
 
 def drop_second_step() -> None:

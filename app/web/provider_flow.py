@@ -10,13 +10,13 @@ app/domain/accounts/identities.py; the routes: app/oauth/ and app/pages/).
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from flask import Response, current_app, redirect, url_for
 
 from app.domain.accounts import identities, providers
 from app.domain.accounts.providers import Profile
 from app.domain.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
+from app.domain.sign_in import SignIn
 from app.web import browser, provider_state
 from app.web.client import client_info
 from app.web.provider_state import Mode, PendingLink, PendingSignIn
@@ -39,26 +39,26 @@ def callback_url(provider: str) -> str:
     return f"{current_app.config['PUBLIC_URL']}/api/v2/auth/{provider}/callback"
 
 
-def landing(mode: Mode, target: Target | None) -> browser.Landing[Any]:
-    """How a provider sign-in of `mode` ends: a code for the client site, or this browser
+def sign_in_for(mode: Mode, target: Target | None) -> SignIn:
+    """Where a provider sign-in of `mode` goes: a code for the client site, or this browser
     signed in."""
     if mode == "api":
         assert target is not None
-        return browser.code_for_site(target)
-    return browser.sign_in_here(target)
+        return browser.for_site(target)
+    return browser.here(target)
 
 
 def finish(pending: PendingSignIn, profile: Profile) -> Response:
     """The provider came back with a verified profile: sign in (or link) as the mode says."""
     if pending.mode == "link":
         return _link_to_signed_in(pending, profile)
-    end = landing(pending.mode, pending.target)
     try:
-        opened = identities.authenticate(profile, client_info(), end.opening)
+        outcome = identities.authenticate(profile, client_info(),
+                                          sign_in_for(pending.mode, pending.target))
     except AccountNeedsProof as needed:  # the hosted pages ask for the password first
         provider_state.save_link(pending, profile, needed.user_id)
         return redirect(url_for("pages.link_account_form"))
-    return end.land(opened, profile.provider)
+    return browser.answer(outcome, pending.target)
 
 
 def _link_to_signed_in(pending: PendingSignIn, profile: Profile) -> Response:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from flask import Response, redirect, request
+from flask import Response, g, redirect, request
 
 from app.domain.errors import InvalidRedirectUri, InvalidRequest
 from app.domain.oidc import sites
@@ -25,7 +25,7 @@ class Target:
 
     def hand_to(self) -> handoff.HandTo:
         """Where a code for this target goes, as the domain keeps it."""
-        return handoff.HandTo(self.redirect_uri, self.code_challenge)
+        return handoff.HandTo(self.redirect_uri, self.code_challenge, self.state)
 
     def query(self) -> dict[str, str]:
         """The target as query parameters, to carry it to the next page."""
@@ -41,7 +41,15 @@ def from_request(*, required: bool,
                  accept: tuple[str, ...] = ("redirect_uri", "callback")) -> Target | None:
     """The target named by the request's `redirect_uri` (v2, pages) or `callback` (v1, pages),
     whichever `accept` allows, of a site that uses the handoff (domain/oidc/sites.py);
-    InvalidRedirectUri / UnknownCallback / InvalidRequest otherwise."""
+    InvalidRedirectUri / UnknownCallback / InvalidRequest otherwise. Resolved once a request."""
+    resolved = g.setdefault("svc_targets", {})
+    if (required, accept) not in resolved:
+        resolved[required, accept] = _resolve(required, accept)
+    found: Target | None = resolved[required, accept]
+    return found
+
+
+def _resolve(required: bool, accept: tuple[str, ...]) -> Target | None:
     args = request.args
     if "redirect_uri" in accept and "redirect_uri" in args:
         redirect_uri = sites.handoff_redirect_uri(args.get("redirect_uri"))

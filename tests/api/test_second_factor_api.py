@@ -3,7 +3,7 @@
 
 import pytest
 
-from app.domain.factors import second_factors
+from app.domain.factors import codes
 from tests.support import races
 from tests.support.http import bearer
 from tests.support.second_factors import code_at, enrolled_user
@@ -170,7 +170,7 @@ class TestBursts:
     def test_one_sign_in_checks_exactly_its_attempts(self, app, enrolled, monkeypatch, wrong):
         account, _secret, _codes = enrolled
         token = password_login(app.test_client(), account).get_json()["mfa_token"]
-        with races.burst(monkeypatch, second_factors, "_use_code") as burst:
+        with races.burst(monkeypatch, codes, "use_code") as burst:
             answers = burst.send(lambda _: complete(app.test_client(), token, wrong))
         assert burst.checked == 5  # MFA_PENDING_ATTEMPTS
         assert races.statuses(answers) == [401] * 16
@@ -182,7 +182,7 @@ class TestBursts:
         account, _secret, _codes = enrolled
         tokens = [password_login(app.test_client(), account).get_json()["mfa_token"]
                   for _ in range(4)]
-        with races.burst(monkeypatch, second_factors, "_use_code") as burst:
+        with races.burst(monkeypatch, codes, "use_code") as burst:
             answers = burst.send(lambda i: complete(app.test_client(), tokens[i % 4], "000000"))
         assert burst.checked == 10  # LIMIT_SECOND_FACTOR_FAILURES
         assert races.statuses(answers) == [401] * 10 + [429] * 6

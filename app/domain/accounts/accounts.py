@@ -17,10 +17,11 @@ from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailTaken, InvalidCredentials, NotFound, StepUpRequired
-from app.domain.factors import second_factors
+from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.sessions import sessions
+from app.domain.sessions.destinations import Finishing
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, MailJob, OneTimeToken, User
@@ -92,23 +93,23 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
 
 
 def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo,
-             opening: sessions.Opening[T]) -> tuple[User, T | None]:
+             sign_in: Finishing[T]) -> tuple[User, T | None]:
     """Register an account: the account, the promise of its confirmation mail (the mail job
-    makes the link when it runs: app/domain/accounts/recovery.py) and, unless the address must be
-    confirmed first, what `opening` opens for it, in one unit of work."""
+    makes the link when it runs: accounts/recovery.py) and, unless the address must be
+    confirmed first, its sign-in finished, in one unit of work."""
     email, password_hash = _prepare(untrusted_email, password)
-    return _register(email, password_hash, full_name, client, opening)
+    return _register(email, password_hash, full_name, client, sign_in)
 
 
 @writes
 def _register(email: str, password_hash: str | None, full_name: str, client: ClientInfo,
-              opening: sessions.Opening[T]) -> tuple[User, T | None]:
+              sign_in: Finishing[T]) -> tuple[User, T | None]:
     user = _insert_user(email, password_hash, full_name, "free")
     audit.record("signed_up", client, user_id=user.id)
     schedule(MailJob.CONFIRM_EMAIL, {"user_id": user.id, "client": asdict(client)})
     if not sessions.may_open_session(user):
         return user, None
-    return user, opening(user, "password")
+    return user, sign_in.finish(user, "password")
 
 
 def authenticate(untrusted_email: str, password: str, client: ClientInfo,
@@ -165,12 +166,12 @@ def change_password(user: User, current_password: str, new_password: str, client
     """Change a password with the current one: every other session ends, and the owner is
     told by mail. InvalidCredentials when the current password is wrong; RateLimited, before
     any hashing, after too many wrong ones on this account. For an account with a second
-    factor, step-up too (domain/factors/second_factors.py): a recent sign-in or a fresh `code`
+    factor, step-up too (factors/step_up.py): a recent sign-in or a fresh `code`
     (without one, the current password is itself the fresh proof)."""
     session = db.session.get(AuthSession, keep_session)
     assert session is not None
     if (second_factors.has_second_factor(user) and not code
-            and not second_factors.recently_signed_in(session)):
+            and not step_up.recently_signed_in(session)):
         raise StepUpRequired()
     attempt = throttle.password_change_attempt(user)
     if not tools().hasher.verify(user.password_hash, current_password).ok:
@@ -185,7 +186,7 @@ def change_password(user: User, current_password: str, new_password: str, client
 def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
                            session: AuthSession, code: str | None) -> None:
     if second_factors.has_second_factor(user):
-        second_factors.step_up(user, session, code)
+        step_up.step_up(user, session, code)
     keep_session = session.id
     set_password(user, password_hash)
     sessions.revoke_all(user.id, "password_changed", except_session=keep_session)

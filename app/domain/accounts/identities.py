@@ -43,7 +43,7 @@ from app.domain.factors import second_factors
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.sessions import sessions
-from app.domain.sessions.sessions import Opening
+from app.domain.sessions.destinations import Finishing
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import Identity, MailJob, User
@@ -52,11 +52,11 @@ T = TypeVar("T")
 
 
 @writes
-def authenticate(profile: Profile, client: ClientInfo, opening: Opening[T]) -> T:
+def authenticate(profile: Profile, client: ClientInfo, sign_in: Finishing[T]) -> T:
     """Sign in with a provider's identity: the account it belongs to, registered or linked here
-    if allowed, and what `opening` opens for it, in one unit of work. AccountNeedsProof when
-    the matching account must first be proved or taken over."""
-    return opening(_account_for(profile, client), profile.provider)
+    if allowed, and its sign-in finished, in one unit of work. AccountNeedsProof when the
+    matching account must first be proved or taken over."""
+    return sign_in.finish(_account_for(profile, client), profile.provider)
 
 
 def _account_for(profile: Profile, client: ClientInfo) -> User:
@@ -94,9 +94,9 @@ def links_automatically(user: User) -> bool:
 
 
 def link_with_password(user_id: str, profile: Profile, password: str, client: ClientInfo,
-                       device: throttle.Device, opening: Opening[T]) -> T:
-    """Finish an AccountNeedsProof by proving the account's password, then open what
-    `opening` opens: InvalidCredentials if it is wrong. A guess like any sign-in: the same
+                       device: throttle.Device, sign_in: Finishing[T]) -> T:
+    """Finish an AccountNeedsProof by proving the account's password, then the sign-in:
+    InvalidCredentials if it is wrong. A guess like any sign-in: the same
     limits and counters (RateLimited)."""
     user = _account_to_prove(user_id, profile)
     attempt = throttle.login_attempt(user.email_key, user, client, device)
@@ -104,11 +104,11 @@ def link_with_password(user_id: str, profile: Profile, password: str, client: Cl
         accounts.record_failed_login(user, client)
         raise InvalidCredentials("The password is not right.")
     throttle.login_succeeded(attempt)
-    return _link_proved(user.id, profile, client, opening, take_over=False)
+    return _link_proved(user.id, profile, client, sign_in, take_over=False)
 
 
 def link_taking_over(user_id: str, profile: Profile, client: ClientInfo,
-                     opening: Opening[T]) -> T:
+                     sign_in: Finishing[T]) -> T:
     """Finish an AccountNeedsProof without the password: the provider proved the address, which
     is as much as a reset link proves, so it does what a reset does: the password is removed,
     every session ends and every other provider is unlinked. TakeOverNeedsSecondFactor when
@@ -116,7 +116,7 @@ def link_taking_over(user_id: str, profile: Profile, client: ClientInfo,
     user = _account_to_prove(user_id, profile)
     if second_factors.has_second_factor(user):
         raise TakeOverNeedsSecondFactor()
-    return _link_proved(user_id, profile, client, opening, take_over=True)
+    return _link_proved(user_id, profile, client, sign_in, take_over=True)
 
 
 def _account_to_prove(user_id: str, profile: Profile) -> User:
@@ -129,7 +129,7 @@ def _account_to_prove(user_id: str, profile: Profile) -> User:
 
 
 @writes
-def _link_proved(user_id: str, profile: Profile, client: ClientInfo, opening: Opening[T], *,
+def _link_proved(user_id: str, profile: Profile, client: ClientInfo, sign_in: Finishing[T], *,
                  take_over: bool) -> T:
     user = db.session.get(User, user_id)
     assert user is not None
@@ -147,7 +147,7 @@ def _link_proved(user_id: str, profile: Profile, client: ClientInfo, opening: Op
     if identity is None:
         _link(user, profile, client)
     _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider, took_over=take_over)
-    return opening(user, profile.provider)
+    return sign_in.finish(user, profile.provider)
 
 
 def _find(profile: Profile) -> Identity | None:

@@ -1,5 +1,5 @@
 """Passkeys (WebAuthn, on Duo's py_webauthn): registering them from the account page, signing in
-with one alone, and one as the second step of a sign-in (domain/factors/second_factors.py).
+with one alone, and one as the second step of a sign-in (factors/pending.py).
 
 This service is the relying party: its id is the host of SVC_PUBLIC_URL, and SVC_PUBLIC_URL's
 origin is the only one accepted, so a passkey made for any other site (or an answer made on
@@ -20,7 +20,6 @@ import hashlib
 import ipaddress
 import json
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -46,8 +45,12 @@ from app.domain import audit, text
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailNotConfirmed, InvalidPasskey, NotFound, TooManyPasskeys
-from app.domain.factors import second_factors
+from app.domain.factors import codes, second_factors
+from app.domain.factors.pending import Proof, live_pending
+from app.domain.factors.second_factors import Purpose
+from app.domain.factors.step_up import step_up
 from app.domain.sessions import sessions
+from app.domain.sessions.destinations import Finishing
 from app.extensions import db
 from app.models import AuthSession, MailJob, Passkey, PasskeyChallenge, PendingSignIn, User
 
@@ -164,7 +167,7 @@ def _claimed(untrusted_json: str, purpose: str) -> _Answer:
 
 def _may_register(user: User, session: AuthSession) -> None:
     second_factors.require_may_enrol(user)
-    second_factors.step_up(user, session, None)
+    step_up(user, session, None)
     if _count(user) >= MAX_PASSKEYS:
         raise TooManyPasskeys()
 
@@ -224,13 +227,13 @@ def register(user: User, session: AuthSession, untrusted_json: str, untrusted_na
         db.session.flush()
     except IntegrityError:  # the same passkey, registered by a request racing this one
         raise InvalidPasskey("That passkey is registered already.") from None
-    codes = None
+    recovery = None
     if first_factor:
         sessions.revoke_all(user.id, "second_factor_added", except_session=session.id)
-        codes = second_factors.new_recovery_codes(user)
+        recovery = codes.new_recovery_codes(user)
     audit.record("passkey_added", client, user_id=user.id, session_id=session.id)
     second_factors.tell_owner(user, MailJob.SECOND_FACTOR_ADDED, f"passkey “{name}”")
-    return Registered(passkey, codes)
+    return Registered(passkey, recovery)
 
 
 def _transports(credential: dict[str, Any]) -> str:
@@ -249,7 +252,7 @@ def remove(user: User, session: AuthSession, passkey_id: str, code: str | None,
     passkey = db.session.get(Passkey, passkey_id)
     if passkey is None or passkey.user_id != user.id:
         raise NotFound("No such passkey on this account.")
-    second_factors.step_up(user, session, code)
+    step_up(user, session, code)
     db.session.execute(delete(Passkey).where(Passkey.id == passkey.id))
     second_factors.drop_recovery_codes_if_unprotected(user)
     audit.record("passkey_removed", client, user_id=user.id, session_id=session.id)
@@ -308,10 +311,10 @@ def sign_in_options() -> str:
 
 
 @writes
-def sign_in(untrusted_json: str, client: ClientInfo,
-            opening: sessions.Opening[T]) -> second_factors.Completed[T]:
-    """Sign in with a passkey alone: what `opening` opens, having proved two factors.
-    InvalidPasskey (kept) when the answer does not hold, or the account is disabled."""
+def sign_in(untrusted_json: str, client: ClientInfo, finishing: Finishing[T]) -> T:
+    """Sign in with a passkey alone: the sign-in finished, having proved two factors (the key,
+    and the person's PIN or fingerprint). InvalidPasskey (kept) when the answer does not hold,
+    or the account is disabled."""
     answer = _claimed(untrusted_json, PasskeyChallenge.SIGN_IN)
     passkey = _verified(answer, require_user_verification=True)
     user = db.session.get_one(User, passkey.user_id)
@@ -319,19 +322,16 @@ def sign_in(untrusted_json: str, client: ClientInfo,
         raise kept(InvalidPasskey())
     if not passkey.signs_in_alone:
         raise kept(InvalidPasskey(SECOND_STEP_ONLY))
-    method = method_of(passkey)
-    with sessions.second_factor_proved(method):
-        try:
-            opened = opening(user, PROVIDER)
-        except EmailNotConfirmed as error:  # refused too: the challenge stays spent
-            raise kept(error) from None
-    return second_factors.Completed(opened, PROVIDER, method)
+    try:
+        return finishing.finish(user, PROVIDER, method_of(passkey))
+    except EmailNotConfirmed as error:  # refused too: the challenge stays spent
+        raise kept(error) from None
 
 
 @writes
-def second_step_options(raw_pending: str, purpose: str) -> str:
+def second_step_options(raw_pending: str, purpose: Purpose) -> str:
     """The options for the second step of a pending sign-in: one of its account's passkeys."""
-    pending = second_factors.live_pending(raw_pending, purpose)
+    pending = live_pending(raw_pending, purpose)
     user = db.session.get_one(User, pending.user_id)
     allowed = _descriptors(user)
     if not allowed:
@@ -344,8 +344,8 @@ def second_step_options(raw_pending: str, purpose: str) -> str:
     return webauthn.options_to_json(options)
 
 
-def second_step(untrusted_json: str) -> Callable[[User, PendingSignIn], str | None]:
-    """A proof for second_factors.complete_with: the passkey answer to this pending sign-in's
+def second_step(untrusted_json: str) -> Proof:
+    """A proof for a pending sign-in (factors/pending.py): the passkey answer to its
     own challenge, from one of its account's passkeys."""
     def prove(user: User, pending: PendingSignIn) -> str | None:
         try:

@@ -20,20 +20,15 @@ class BrowserSignIn:
 
 @writes
 def open_browser_session(user: User, provider: str, client: ClientInfo, *,
-                         replacing: AuthSession | None, hand_to: handoff.HandTo | None
-                         ) -> BrowserSignIn:
+                         replacing: AuthSession | None, hand_to: handoff.HandTo | None,
+                         second_factor: str | None = None) -> BrowserSignIn:
     """Sign a browser in as `user`, in one unit of work: the session the browser held before
     ends (so one planted before sign-in is worth nothing after it: session fixation), a new one
-    opens, and the client site it came from gets a code."""
+    opens, and the client site it came from gets a code. `second_factor`: the one the sign-in
+    proved, if any."""
     if replacing is not None:
         sessions.log_out(replacing.id, replacing.user_id, sessions.LogoutScope.LOCAL, client)
-    session = sessions.open_session(user, provider, client)
-    code = handoff.issue_code(user, provider, hand_to) if hand_to is not None else None
+    session = sessions.open_session(user, provider, client, second_factor=second_factor)
+    code = (handoff.issue_code(user, provider, hand_to, second_factor=second_factor)
+            if hand_to is not None else None)
     return BrowserSignIn(session, code)
-
-
-def for_browser(client: ClientInfo, *, replacing: AuthSession | None,
-                hand_to: handoff.HandTo | None) -> sessions.Opening[BrowserSignIn]:
-    """The opening of a sign-in on the hosted pages (domain/sessions/sessions.py, Opening)."""
-    return lambda user, provider: open_browser_session(user, provider, client,
-                                                       replacing=replacing, hand_to=hand_to)

@@ -49,32 +49,28 @@ def checked_challenge(untrusted_challenge: str | None, untrusted_method: str | N
 
 @dataclass(frozen=True)
 class HandTo:
-    """The client site a sign-in goes back to with a code: its registered redirect URI, and the
-    PKCE challenge it sent, if any."""
+    """The client site a sign-in goes back to with a code: its registered redirect URI, the
+    PKCE challenge it sent, if any, and its own state, which goes back with the code."""
 
     redirect_uri: str
     code_challenge: str | None = None
+    state: str | None = None
 
 
 @writes
 def issue_code(user: User, provider: str, hand_to: HandTo, *,
                second_factor: str | None = None) -> str:
     """A code for `user`'s client site; EmailNotConfirmed when the account may not sign in.
-    `second_factor`: the one the sign-in proved (by default, the sign-in running now's)."""
+    `second_factor`: the one the sign-in proved, if any."""
     sessions.require_confirmed(user)
     raw = tokens.new_secret()
     at = now()
     db.session.add(HandoffCode(code_hash=tokens.hash_secret(raw), user_id=user.id,
                                provider=provider, redirect_uri=hand_to.redirect_uri,
-                               second_factor=second_factor or sessions.second_factor_now(),
+                               second_factor=second_factor,
                                code_challenge=hand_to.code_challenge, created_at=at,
                                expires_at=at + CODE_TTL))
     return raw
-
-
-def code_for(hand_to: HandTo) -> sessions.Opening[str]:
-    """The opening of a provider sign-in a client site started: no session here, a code there."""
-    return lambda user, provider: issue_code(user, provider, hand_to)
 
 
 @writes

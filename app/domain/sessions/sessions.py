@@ -3,13 +3,11 @@ checking bearers, ending sessions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
 
 from flask import current_app
 from sqlalchemy import select, update
@@ -39,14 +37,6 @@ class IssuedTokens:
     expires_in: int
 
 
-T = TypeVar("T")
-# What a sign-in opens for the account it authenticated, given the provider it came through:
-# tokens for an API client (issue_tokens), a browser's session (browser_sessions.py), or a code
-# for a client site (handoff.py). A way in (accounts.register, identities.authenticate...) runs
-# it inside its own unit of work, so the sign-in commits once.
-Opening = Callable[[User, str], T]
-
-
 @dataclass(frozen=True)
 class ForClient:
     """A session opened for an OpenID Connect client: its client id, the scope granted, and
@@ -55,25 +45,6 @@ class ForClient:
     client_id: str
     scope: str
     browser_session_id: str | None
-
-
-# The second factor the sign-in running now proved (factors/second_factors.py, complete): what
-# it opens (a session, a handoff code) records it, and the tokens say so (amr, acr).
-_SECOND_FACTOR: ContextVar[str | None] = ContextVar("svc_second_factor", default=None)
-
-
-@contextmanager
-def second_factor_proved(method: str) -> Iterator[None]:
-    """Run an opening whose sign-in proved a second factor (`method`) too."""
-    reset = _SECOND_FACTOR.set(method)
-    try:
-        yield
-    finally:
-        _SECOND_FACTOR.reset(reset)
-
-
-def second_factor_now() -> str | None:
-    return _SECOND_FACTOR.get()
 
 
 # RFC 8176 names of how a session signed in: a password, a one-time code, a passkey held by
@@ -130,18 +101,13 @@ def issue_tokens(user: User, provider: str, client: ClientInfo,
     return _issue(user, session, refresh)
 
 
-def tokens_for(client: ClientInfo) -> Opening[IssuedTokens]:
-    """The opening of a sign-in through the JSON API: a session and its first tokens."""
-    return lambda user, provider: issue_tokens(user, provider, client)
-
-
 @writes
 def open_session(user: User, provider: str, client: ClientInfo,
                  for_client: ForClient | None = None, *,
                  second_factor: str | None = None) -> AuthSession:
     """A session for a device, without tokens (a browser's session is so), written with its
     audit event. EmailNotConfirmed when the account may not hold one yet. `second_factor`: the
-    one its sign-in proved (by default, the one proved by the sign-in running now)."""
+    one its sign-in proved, if any."""
     require_confirmed(user)
     at = now()
     session = insert_loaded(AuthSession, {
@@ -151,7 +117,7 @@ def open_session(user: User, provider: str, client: ClientInfo,
         "client_id": for_client.client_id if for_client else None,
         "scope": for_client.scope if for_client else None,
         "browser_session_id": for_client.browser_session_id if for_client else None,
-        "second_factor": second_factor or second_factor_now(),
+        "second_factor": second_factor,
     }, user=user)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
     return session

@@ -1,0 +1,37 @@
+"""Step-up: before a change to how an account signs in, proof that its holder is here now."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import current_app
+
+from app.db.transactions import kept
+from app.domain import audit
+from app.domain.audit import ClientInfo
+from app.domain.clock import now
+from app.domain.errors import InvalidSecondFactor, StepUpRequired
+from app.domain.factors import codes, second_factors
+from app.domain.limits import throttle
+from app.models import AuthSession, User
+
+
+def recently_signed_in(session: AuthSession) -> bool:
+    return now() - session.created_at <= timedelta(
+        seconds=int(current_app.config["STEP_UP_SECONDS"]))
+
+
+def step_up(user: User, session: AuthSession, code: str | None) -> None:
+    """In the caller's unit of work: the session must have signed in within STEP_UP_SECONDS, or
+    `code` be a fresh code of the account's second factor (used up, like any). StepUpRequired
+    otherwise; InvalidSecondFactor (kept: counted against the account) for a wrong code."""
+    if recently_signed_in(session):
+        return
+    if not code or not second_factors.has_second_factor(user):
+        raise StepUpRequired()
+    attempt = throttle.second_factor_attempt(user.id, None)
+    if codes.use_code(user, code) is None:
+        audit.record("second_factor_failed", ClientInfo(), user_id=user.id,
+                     session_id=session.id)
+        raise kept(InvalidSecondFactor())
+    throttle.second_factor_succeeded(attempt)

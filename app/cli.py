@@ -14,11 +14,11 @@ from flask.cli import AppGroup, with_appcontext
 from app.domain import audit, retention
 from app.domain.accounts import accounts
 from app.domain.audit import ClientInfo
+from app.domain.clients import sites
 from app.domain.errors import AuthError
 from app.domain.factors import pending, second_factors
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
-from app.domain.oidc import sites
 from app.domain.sessions import sessions
 from app.domain.tokens.keys import Keyring, SigningKey
 from app.domain.tools import tools

@@ -19,8 +19,8 @@ from app.api.schemas import (
     parse_body,
 )
 from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
-from app.domain import sign_in
-from app.domain.accounts import accounts, addresses, identities, recovery
+from app.domain import addresses, sign_in
+from app.domain.accounts import accounts, identities, recovery
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidBody
 from app.domain.factors import pending

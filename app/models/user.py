@@ -13,7 +13,7 @@ class User(db.Model):
     __tablename__ = "users"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    # The address in its canonical form (app/domain/accounts/addresses.py), shown exactly as stored.
+    # The address in its canonical form (app/domain/addresses.py), shown exactly as stored.
     email: Mapped[str] = mapped_column(String(254))
     # The same canonical form, unique: one account per address. Rows that the canonicalising
     # migration found colliding keep their earlier key until an operator settles them.

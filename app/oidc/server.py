@@ -4,7 +4,7 @@ authlib parses the requests, authenticates clients (client_secret_basic, client_
 or none for a public client), checks redirect URIs, scopes, PKCE, nonce and prompt, shapes the
 errors (RFC 6749 JSON at the token endpoint; a redirect only to a validated redirect URI) and
 the endpoints of RFC 7009, RFC 7662 and RP-initiated logout. What it decides on is the domain's:
-the client registry (domain/oidc/sites.py), the codes, sessions, tokens and claims
+the client registry (domain/clients/sites.py), the codes, sessions, tokens and claims
 (domain/oidc/authorization.py, domain/sessions/sessions.py).
 """
 
@@ -40,9 +40,10 @@ from authlib.oidc.rpinitiated import EndSessionEndpoint, EndSessionRequest
 from flask import Flask, Response, current_app, jsonify
 from flask import request as flask_request
 
+from app.domain.clients import sites
+from app.domain.clients.sites import Site
 from app.domain.errors import AuthError
-from app.domain.oidc import authorization, pushed_requests, sites
-from app.domain.oidc.sites import Site
+from app.domain.oidc import authorization, pushed_requests
 from app.domain.sessions import handoff, sessions
 from app.domain.tokens import tokens
 from app.domain.tools import tools

@@ -6,6 +6,8 @@ from flask import Response, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
 from app.domain.accounts import accounts, providers, recovery
+from app.domain.clients import sites
+from app.domain.clients.sites import Site
 from app.domain.errors import (
     AuthError,
     CaptchaProblem,
@@ -19,8 +21,6 @@ from app.domain.errors import (
     refusal_notice,
 )
 from app.domain.limits import throttle
-from app.domain.oidc import sites
-from app.domain.oidc.sites import Site
 from app.pages.blueprint import bp, duration, error_page
 from app.pages.forms import (
     ForgotPasswordForm,

@@ -6,8 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import EmailField, Field, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
-from app.domain import text
-from app.domain.accounts import addresses
+from app.domain import addresses, text
 from app.domain.errors import InvalidBody
 from app.domain.factors import passkeys
 

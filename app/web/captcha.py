@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from flask import request
 
-from app.domain.accounts import accounts, addresses
+from app.domain import addresses
+from app.domain.accounts import accounts
 from app.domain.errors import CaptchaInvalid, CaptchaRequired, InvalidCredentials
 from app.domain.limits import captcha, captcha_login
 from app.web.client import client_info

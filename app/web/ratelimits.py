@@ -25,7 +25,7 @@ from flask import current_app, request
 from flask_login import current_user
 from redis import RedisError
 
-from app.domain.accounts.addresses import key as email_key
+from app.domain.addresses import key as email_key
 from app.domain.limits.throttle import network_key
 from app.extensions import limiter
 from app.web.client import client_ip

@@ -10,8 +10,8 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from flask import Response, g, redirect, request
 
+from app.domain.clients import sites
 from app.domain.errors import InvalidRedirectUri, InvalidRequest
-from app.domain.oidc import sites
 from app.domain.sessions import handoff
 
 _CLIENT_STATE = re.compile(r"^[\x21-\x7e]{1,512}$")  # printable ASCII, no spaces
@@ -40,7 +40,7 @@ class Target:
 def from_request(*, required: bool,
                  accept: tuple[str, ...] = ("redirect_uri", "callback")) -> Target | None:
     """The target named by the request's `redirect_uri` (v2, pages) or `callback` (v1, pages),
-    whichever `accept` allows, of a site that uses the handoff (domain/oidc/sites.py);
+    whichever `accept` allows, of a site that uses the handoff (domain/clients/sites.py);
     InvalidRedirectUri / UnknownCallback / InvalidRequest otherwise. Resolved once a request."""
     resolved = g.setdefault("svc_targets", {})
     if (required, accept) not in resolved:

@@ -5,7 +5,7 @@ Revises: 0003
 Create Date: 2026-11-23 15:40:00
 
 Until now an address was keyed with str.casefold(), which makes `ß` and `ss` (and `ς` and `σ`) one
-account. Every row is re-keyed to the canonical form of app/domain/accounts/addresses.py. Rows whose new
+account. Every row is re-keyed to the canonical form of app/domain/addresses.py. Rows whose new
 keys would collide are NOT merged: they keep their old key and address, and are listed in the
 migration's log, for an operator to settle (for example by disabling one of the accounts).
 """
@@ -15,7 +15,7 @@ from collections import defaultdict
 import sqlalchemy as sa
 from alembic import op
 
-from app.domain.accounts.addresses import canonical
+from app.domain.addresses import canonical
 from app.domain.errors import InvalidBody
 
 # revision identifiers, used by Alembic.

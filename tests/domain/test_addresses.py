@@ -3,7 +3,7 @@ lower-cased, everything else kept, so that `ß`/`ss`, `ς`/`σ` and look-alikes 
 
 import pytest
 
-from app.domain.accounts import addresses
+from app.domain import addresses
 from app.domain.errors import InvalidBody
 
 

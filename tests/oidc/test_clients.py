@@ -1,7 +1,7 @@
 """Client sites as OAuth / OpenID Connect clients (issue 15, item 1): the registry's defaults, a
 confidential client's secret (shown once, stored hashed, rotated from the CLI)."""
 
-from app.domain.oidc import sites
+from app.domain.clients import sites
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import ClientSite

@@ -14,7 +14,7 @@ import re
 import pytest
 from sqlalchemy import func, select
 
-from app.domain.oidc import sites
+from app.domain.clients import sites
 from app.domain.sessions import handoff
 from app.extensions import db
 from app.models import HandoffCode, User

@@ -9,7 +9,7 @@ from app.domain.accounts import identities
 from app.domain.accounts.passwords import Hasher
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.oidc.sites import Site
+from app.domain.clients.sites import Site
 from tests.support import races
 from tests.support.accounts import PASSWORD
 from tests.support.pages import csrf_token, submit

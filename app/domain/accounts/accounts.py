@@ -11,8 +11,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import writes
-from app.domain import audit
-from app.domain.accounts import addresses
+from app.domain import addresses, audit
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -30,7 +29,7 @@ T = TypeVar("T")
 
 
 def find_by_email(untrusted_email: str) -> User | None:
-    """The account of exactly this canonical address (app/domain/accounts/addresses.py), if any."""
+    """The account of exactly this canonical address (app/domain/addresses.py), if any."""
     return db.session.scalars(
         select(User).where(User.email_key == addresses.key(untrusted_email))
     ).one_or_none()

@@ -4,7 +4,7 @@ Who may attach a provider to an account is the whole of account takeover, so eve
 
 - An identity is found by (provider, subject) only, never by email.
 - A provider's address counts only when the provider verified it, and matches an account only
-  when the two canonical addresses are equal (app/domain/accounts/addresses.py).
+  when the two canonical addresses are equal (app/domain/addresses.py).
 - A matching account is linked automatically only when its password was set after its address
   was proved, or it has none. Otherwise the password may be a stranger's, set when they signed
   up with an address that was not theirs: the person proves they hold it, or takes the account
@@ -23,8 +23,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import kept, writes
-from app.domain import audit
-from app.domain.accounts import accounts, addresses
+from app.domain import addresses, audit
+from app.domain.accounts import accounts
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
 from app.domain.clock import now

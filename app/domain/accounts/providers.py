@@ -15,8 +15,7 @@ from flask import Flask, current_app
 from joserfc.errors import JoseError
 from requests import RequestException
 
-from app.domain import text
-from app.domain.accounts import addresses
+from app.domain import addresses, text
 from app.domain.errors import InvalidBody, ProviderFailed, ProviderNotEnabled, UnknownProvider
 
 PROVIDERS = ("google", "github")
@@ -30,7 +29,7 @@ class Profile:
 
     provider: str
     subject: str
-    email: str | None  # canonical (app/domain/accounts/addresses.py), or None when unusable
+    email: str | None  # canonical (app/domain/addresses.py), or None when unusable
     email_verified: bool
     name: str
 

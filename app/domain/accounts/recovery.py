@@ -21,13 +21,12 @@ from sqlalchemy import delete
 from app.db.rows import claim_once
 from app.db.transactions import writes
 from app.domain import audit
-from app.domain.accounts import accounts, identities
+from app.domain.accounts import accounts, emails, identities
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
 from app.domain.factors import passkeys, second_factors
 from app.domain.limits import throttle
-from app.domain.mail import emails
 from app.domain.mail.mail import Message
 from app.domain.mail.outbox import Job, keep_token, kept_token, schedule
 from app.domain.sessions import sessions

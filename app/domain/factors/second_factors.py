@@ -17,8 +17,7 @@ from enum import StrEnum
 from sqlalchemy import delete, func, select
 
 from app.db.transactions import writes
-from app.domain import audit
-from app.domain.accounts import addresses
+from app.domain import addresses, audit
 from app.domain.audit import ClientInfo
 from app.domain.errors import FactorNeedsConfirmedEmail, FactorNeedsProvedPassword, NotFound
 from app.domain.factors.codes import RECOVERY_CODE, TOTP, totp_of

@@ -36,9 +36,9 @@ from sqlalchemy.exc import IntegrityError
 from app.db.transactions import writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
+from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailable
-from app.domain.oidc import sites
 from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db

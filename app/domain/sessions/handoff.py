@@ -2,7 +2,7 @@
 
 A code is 256 random bits, stored hashed, valid for 60 s and once. It is bound to the redirect
 URI (and so to its site, which must still use the handoff when the code is redeemed:
-domain/oidc/sites.py), the provider and (when the client sent one) a PKCE S256 challenge. The first
+clients/sites.py), the provider and (when the client sent one) a PKCE S256 challenge. The first
 redemption burns it whatever the outcome; a second one also revokes the session the first one
 opened, since whoever holds a copy of a used code is not who it was issued to (RFC 6749 §10.5).
 """
@@ -20,9 +20,9 @@ from app.db.rows import claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
+from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.errors import InvalidCode, InvalidRequest
-from app.domain.oidc import sites
 from app.domain.sessions import sessions
 from app.domain.tokens import tokens
 from app.extensions import db

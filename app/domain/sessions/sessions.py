@@ -17,9 +17,9 @@ from app.db.rows import claim_once, insert_loaded, insert_values
 from app.db.transactions import kept, until_commit, writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
+from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
-from app.domain.oidc import sites
 from app.domain.sessions.live_sessions import Account, is_live, live_conditions
 from app.domain.tokens import tokens
 from app.domain.tools import tools

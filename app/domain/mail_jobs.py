@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from app.domain.accounts import recovery
-from app.domain.mail import emails
+from app.domain.accounts import emails, recovery
 from app.domain.mail.mail import Message
 from app.domain.mail.outbox import Handler, Job
 from app.models import MailJob

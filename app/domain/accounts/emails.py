@@ -12,7 +12,7 @@ from app.domain.mail.mail import Message
 
 
 def _message(to: str, subject: str, template: str, **context: Any) -> Message:
-    # Every mail names the account exactly as stored (domain/accounts/addresses.py), so a look-alike
+    # Every mail names the account exactly as stored (domain/addresses.py), so a look-alike
     # address shows for what it is.
     public_url = current_app.config["PUBLIC_URL"]
     context = {"brand": current_app.config["BRAND"], "account": to,

@@ -20,9 +20,9 @@ from app.domain.factors import pending, second_factors
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
-from app.domain.tokens.keys import Keyring, SigningKey
 from app.domain.tools import tools
 from app.extensions import db
+from app.infra.keys import Keyring, SigningKey
 
 users = AppGroup("users", help="Manage accounts.")
 keys = AppGroup("keys", help="Manage the access-token signing keys.")

@@ -5,9 +5,9 @@ import pytest
 from sqlalchemy import select
 
 from app import create_app
-from app.domain.tokens.keys import generate_material
 from app.domain.tools import tools
 from app.extensions import db
+from app.infra.keys import generate_material
 from app.models import AuditEvent, AuthSession, FailureCounter, User
 from tests.support.http import bearer
 

@@ -15,6 +15,7 @@ APP = ROOT / "app"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("app.extensions", "app.observability", "app.instance_files")),
     ("db", ("app.db", "app.models")),
+    ("infra", ("app.infra",)),
     ("domain", ("app.domain",)),
     ("web", ("app.web",)),
     ("surfaces", ("app.api", "app.pages", "app.oauth", "app.oidc")),
@@ -98,6 +99,65 @@ def test_no_modules_import_each_other_even_through_others():
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+# The domain's rooms (README, "Code map"), and the rooms each may use besides the domain's basics
+# (its top-level modules: audit, clock, errors, text, addresses, tools). A room may use the rooms
+# below it, never one above: a rule reaches its subject's room through the rooms it builds on.
+# The top-level modules that tie rooms together (sign_in, mail_jobs, retention) may use any.
+ROOMS: dict[str, tuple[str, ...]] = {
+    "tokens": (),
+    "clients": ("tokens",),
+    "mail": ("tokens",),
+    "limits": ("clients", "tokens"),
+    "sessions": ("clients", "tokens"),
+    "oidc": ("sessions", "clients", "tokens"),
+    "factors": ("sessions", "limits", "mail", "tokens"),
+    "accounts": ("factors", "sessions", "limits", "mail", "clients", "tokens"),
+}
+BASICS = ("audit", "clock", "errors", "text", "addresses", "tools")
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["app", "domain"] and len(parts) > 3 else None
+
+
+def _room_crossings(imports: dict[str, set[str]]) -> list[str]:
+    crossing = []
+    for module, imported_modules in imports.items():
+        room = _room(module)
+        if room is None:
+            continue
+        for imported in imported_modules:
+            other = _room(imported)
+            if other is not None and other != room and other not in ROOMS[room]:
+                crossing.append(f"{module} imports {imported}")
+            basic = imported.removeprefix("app.domain.")
+            if other is None and imported.startswith("app.domain.") and basic not in BASICS:
+                crossing.append(f"{module} imports {imported}")
+    return crossing
+
+
+def test_every_room_of_the_domain_is_known():
+    rooms = {_room(module) for module in MODULES} - {None}
+    assert rooms == set(ROOMS)
+    tops = {m.removeprefix("app.domain.") for m in MODULES
+            if m.startswith("app.domain.") and _room(m) is None and m.count(".") == 2}
+    assert tops - set(ROOMS) - set(BASICS) - {"sign_in", "mail_jobs", "retention"} == set()
+
+
+def test_each_room_uses_only_the_rooms_below_it():
+    assert _room_crossings({module: _imports(module) for module in MODULES}) == []
+
+
+def test_the_room_rules_catch_what_they_forbid():
+    """A room reaching up (accounts is above factors) or into a module that ties rooms together
+    is refused; one reaching down, or to a basic, is not."""
+    assert _room_crossings({"app.domain.factors.codes": {"app.domain.accounts.accounts"}})
+    assert _room_crossings({"app.domain.sessions.sessions": {"app.domain.sign_in"}})
+    assert not _room_crossings({"app.domain.accounts.accounts": {
+        "app.domain.factors.second_factors", "app.domain.audit"}})
 
 
 def test_the_rules_catch_what_they_forbid():

@@ -3,7 +3,7 @@
 import pytest
 
 from app.db import transactions
-from app.domain.accounts.passwords import Hasher
+from app.infra.hashing import Hasher
 from tests.support.accounts import PASSWORD
 
 

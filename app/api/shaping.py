@@ -6,8 +6,8 @@ from typing import Any
 
 from flask import Response, current_app
 
-from app.domain.sessions.live_sessions import Account
 from app.domain.sessions.sessions import IssuedTokens
+from app.infra.live_sessions import Account
 from app.models import User
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.domain.accounts import emails, recovery
-from app.domain.mail.mail import Message
 from app.domain.mail.outbox import Handler, Job
+from app.infra.mail import Message
 from app.models import MailJob
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from flask import current_app
 
-from app.domain.accounts.passwords import Hasher
-from app.domain.sessions.live_sessions import LiveSessions
-from app.domain.tokens.keys import Keyring
 from app.domain.tokens.tokens import AccessTokens
+from app.infra.hashing import Hasher
+from app.infra.keys import Keyring
+from app.infra.live_sessions import LiveSessions
 
 TOOLS_KEY = "svc_auth.domain_tools"  # where the app keeps them, in app.extensions
 

@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from jwt.algorithms import ECAlgorithm, get_default_algorithms
 
-from app.domain.tokens.keys import SigningKey
 from app.domain.tools import tools
+from app.infra.keys import SigningKey
 from tests.support.http import bearer
 
 VERIFY = "/api/v2/auth/verify"

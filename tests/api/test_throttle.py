@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from app.domain.accounts.passwords import Hasher
 from app.domain.limits.throttle import network_key
 from app.extensions import db
+from app.infra.hashing import Hasher
 from app.models import AuditEvent, FailureCounter
 from tests.support import races
 from tests.support.apps import build_app, dispose_app

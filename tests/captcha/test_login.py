@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.accounts.passwords import Hasher
+from app.infra.hashing import Hasher
 from tests.captcha.standin import fresh_token
 from tests.support import races
 from tests.support.accounts import PASSWORD

@@ -145,7 +145,7 @@ def test_member_operations_refuse_a_missing_or_bad_token(kit: Kit, name: str):
 
 def test_an_expired_token_is_token_expired(kit: Kit):
     """Signed with the service's own current key, but an hour and a minute old."""
-    from app.domain.tokens.keys import SigningKey
+    from app.infra.keys import SigningKey
 
     stored = json.loads((kit.service.instance_path / "jwt-keys.json").read_text())["keys"][0]
     key = SigningKey.from_material(stored["alg"], stored["material"], stored["created_at"])

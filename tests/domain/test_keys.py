@@ -1,4 +1,4 @@
-"""The signing keyring (domain/tokens/keys.py): created once, shared by processes, rotated safely.
+"""The signing keyring (infra/keys.py): created once, shared by processes, rotated safely.
 
 DESIGN.md section 3: the embedded default creates its key once, atomically, so `gunicorn -w 4` on a
 fresh instance never ends with workers signing with different keys; rotation keeps old public keys
@@ -22,10 +22,10 @@ import jwt
 import pytest
 
 from app.domain.errors import InvalidToken
-from app.domain.tokens import low_s
-from app.domain.tokens.keys import Keyring, SigningKey, generate_material
 from app.domain.tokens.tokens import AccessTokens
 from app.extensions import db
+from app.infra import low_s
+from app.infra.keys import Keyring, SigningKey, generate_material
 from tests.support.apps import FakeClock
 from tests.support.http import bearer
 

@@ -1,4 +1,4 @@
-"""The live-session lookup when Redis fails (sessions/live_sessions.py): checks and revocations
+"""The live-session lookup when Redis fails (infra/live_sessions.py): checks and revocations
 leave a failing Redis alone for a while, revocations that could not be published are published
 once it answers, and no instance trusts its cache across a failure or a Redis that lost its data.
 
@@ -16,8 +16,8 @@ import pytest
 import redis
 from flask import Flask
 
-from app.domain.sessions import live_sessions
 from app.domain.tools import TOOLS_KEY, tools
+from app.infra import live_sessions
 from tests.support.apps import build_app, dispose_app
 from tests.support.http import bearer
 

@@ -16,9 +16,9 @@ import pytest
 from argon2 import PasswordHasher
 
 from app.config import DEFAULTS
-from app.domain.accounts import passwords
-from app.domain.accounts.passwords import Hasher
 from app.extensions import db
+from app.infra import hashing
+from app.infra.hashing import Hasher
 from app.models import User
 from tests.support.accounts import PASSWORD
 
@@ -169,7 +169,7 @@ def test_production_parameters():  # type: ignore[no-untyped-def]
                     DEFAULTS["ARGON2_PARALLELISM"])
     hashed = hasher.hash(PASSWORD)
     assert hashed.startswith("$argon2id$v=19$m=19456,t=2,p=1$")
-    assert hasher.verify(hashed, PASSWORD) == passwords.Verification(ok=True, needs_rehash=False)
+    assert hasher.verify(hashed, PASSWORD) == hashing.Verification(ok=True, needs_rehash=False)
     assert not hasher.verify(hashed, PASSWORD + "!").ok
 
 
@@ -189,7 +189,7 @@ def test_the_password_is_never_stored(app, make_user):  # type: ignore[no-untype
 
 def test_dummy_hash_for_unknown_accounts():  # type: ignore[no-untyped-def]
     hasher = Hasher(64, 1, 1)
-    assert hasher.verify(None, "x") == passwords.Verification(ok=False, needs_rehash=False)
+    assert hasher.verify(None, "x") == hashing.Verification(ok=False, needs_rehash=False)
     assert hasher.verify(None, "dummy password for unknown accounts").ok is False
     assert hasher.verify("not an argon2 hash", "x").ok is False
     assert hasher.verify("", "x").ok is False

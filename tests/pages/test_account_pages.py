@@ -6,10 +6,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from app.domain.accounts import identities
-from app.domain.accounts.passwords import Hasher
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
 from app.domain.clients.sites import Site
+from app.infra.hashing import Hasher
 from tests.support import races
 from tests.support.accounts import PASSWORD
 from tests.support.pages import csrf_token, submit

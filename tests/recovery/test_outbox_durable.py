@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
-from app.domain.mail.mail import MemoryTransport
 from app.domain.mail.outbox import Outbox, _Worker, schedule
 from app.extensions import db
+from app.infra.mail import MemoryTransport
 from app.models import MailJob
 
 TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from flask import current_app, render_template
 
 from app.domain.accounts.providers import DISPLAY_NAMES
-from app.domain.mail.mail import Message
+from app.infra.mail import Message
 
 
 def _message(to: str, subject: str, template: str, **context: Any) -> Message:

@@ -27,12 +27,12 @@ from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
 from app.domain.factors import passkeys, second_factors
 from app.domain.limits import throttle
-from app.domain.mail.mail import Message
 from app.domain.mail.outbox import Job, keep_token, kept_token, schedule
 from app.domain.sessions import sessions
 from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
+from app.infra.mail import Message
 from app.models import MailJob, OneTimeToken, User
 
 RESET = OneTimeToken.RESET_PASSWORD

@@ -48,9 +48,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.db.rows import insert_values
 from app.db.transactions import until_commit, writes
 from app.domain.clock import system_clock
-from app.domain.mail.mail import Message, Transport, sender_for, transport_for
 from app.domain.tokens import tokens
 from app.extensions import db
+from app.infra.mail import Message, Transport, sender_for, transport_for
 from app.models import MailJob
 from app.models.types import new_id
 

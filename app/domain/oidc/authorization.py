@@ -29,10 +29,10 @@ from app.domain.clock import now
 from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
 from app.domain.oidc import pushed_requests
 from app.domain.sessions import handoff, sessions
-from app.domain.sessions.live_sessions import is_live
 from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
+from app.infra.live_sessions import is_live
 from app.models import AuthSession, ConsentGrant, HandoffCode, RefreshToken, User
 
 

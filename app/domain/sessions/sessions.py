@@ -20,10 +20,10 @@ from app.domain.audit import ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
-from app.domain.sessions.live_sessions import Account, is_live, live_conditions
 from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
+from app.infra.live_sessions import Account, is_live, live_conditions
 from app.models import AuthSession, PendingSignIn, RefreshToken, User
 from app.models.types import new_id
 
@@ -277,7 +277,7 @@ def authenticate_bearer(token: str, *, clients_own: bool = False) -> Bearer:
     client holds for itself: domain/tokens/tokens.py); raises a BearerError.
 
     The token's signature is checked once and its claims cached (tokens/tokens.py); whether the
-    session still lives is asked every time (domain/sessions/live_sessions.py).
+    session still lives is asked every time (infra/live_sessions.py).
     """
     at = now()
     claims = tools().access_tokens.verify(token, at, clients_own=clients_own)

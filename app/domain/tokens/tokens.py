@@ -21,8 +21,8 @@ import jwt
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from app.domain.errors import InvalidToken, TokenExpired
-from app.domain.tokens import low_s
-from app.domain.tokens.keys import Keyring, SigningKey
+from app.infra import low_s
+from app.infra.keys import Keyring, SigningKey
 
 ACCESS_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type, not a secret)
 MAX_TOKEN_LENGTH = 4096

@@ -349,6 +349,12 @@ class RateLimited(AuthError):
         return {"retry_after": self.retry_after}  # the same contract as flask-limiter's 429s
 
 
+class TooManyPushedRequests(RateLimited):
+    """As many pushed authorization requests wait as a client, or an address, may have."""
+
+    detail = "Too many pushed authorization requests are waiting. Try again later."
+
+
 # Captcha (domain/captcha.py) ------------------------------------------------------------------
 
 class CaptchaProblem(InvalidBody):

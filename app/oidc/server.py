@@ -46,7 +46,7 @@ from app.domain import authorization, handoff, pushed_requests, sessions, sites,
 from app.domain.errors import AuthError
 from app.domain.sites import Site
 from app.domain.tools import tools
-from app.web import browser
+from app.web import browser, ratelimits
 from app.web.client import client_info
 
 SERVER_KEY = "svc-oidc-server"
@@ -438,7 +438,8 @@ def _pushed_params(client: Client) -> dict[str, str]:
 def push_authorization_request(validate_params: Any) -> Response:
     """RFC 9126 §2: authenticate the client, validate its authorization request as the
     authorization endpoint would (and `validate_params` what authlib leaves to us), keep it,
-    and answer its request_uri. Errors are RFC 6749 JSON, never a redirect."""
+    and answer its request_uri. Errors are RFC 6749 JSON, never a redirect;
+    TooManyPushedRequests is the caller's to answer."""
     server_ = server()
     sent = FlaskOAuth2Request(flask_request)
     try:
@@ -452,7 +453,8 @@ def push_authorization_request(validate_params: Any) -> Response:
         error.redirect_uri = None
         response: Response = server_.handle_error_response(sent, error)
     else:
-        response = jsonify(request_uri=pushed_requests.push(client.client_id, params),
+        address = ratelimits.limit_key_ip() if client.site.is_public else None
+        response = jsonify(request_uri=pushed_requests.push(client.client_id, params, address),
                            expires_in=int(pushed_requests.TTL.total_seconds()))
         response.status_code = 201
     response.headers["Cache-Control"] = "no-store"

@@ -26,11 +26,12 @@ from tests.oidc.helpers import CONFIDENTIAL, PUBLIC, PUBLIC_URI, SECRET, SITES
 from tests.support.apps import dispose_app
 from tests.support.contract import build_contract_app
 
-# RFC 6749 §4.1.2.1 and §5.2, RFC 7009 §2.2.1, RFC 9126 §2.3, OpenID Connect Core §3.1.2.6.
+# RFC 6749 §4.1.2.1 and §5.2, RFC 7009 §2.2.1, RFC 9126 §2.3, OpenID Connect Core §3.1.2.6;
+# slow_down: our 429s (pushed requests over their caps, in a long run).
 OAUTH_ERRORS = {"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
                 "unsupported_grant_type", "unsupported_response_type", "invalid_scope",
                 "access_denied", "unsupported_token_type", "login_required",
-                "consent_required", "interaction_required", "invalid_request_uri"}
+                "consent_required", "interaction_required", "invalid_request_uri", "slow_down"}
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +146,7 @@ def test_any_client_request_is_answered_in_oauths_json(oidc_app: Flask, path: st
         path, data=body.encode("utf-8", "surrogatepass"),
         content_type="application/x-www-form-urlencoded",
         headers={"Authorization": authorization} if authorization is not None else {})
-    assert_oauth_json(response, {200, 201, 400, 401, 413})
+    assert_oauth_json(response, {200, 201, 400, 401, 413, 429})
     if response.status_code >= 400:
         assert stored(oidc_app) == before  # a refused push keeps nothing
     if response.status_code == 401 and response.get_json()["error"] == "invalid_client" \

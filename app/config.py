@@ -97,6 +97,10 @@ DEFAULTS: dict[str, Any] = {
     "LIMIT_SSO": "30 per minute",  # handoff codes for one signed-in browser (GET /login)
     # OpenID Connect clients' calls to /oauth2/token, /oauth2/revoke and /oauth2/introspect
     "LIMIT_OIDC_TOKEN": "120 per minute",
+    # Pushed authorization requests (app/domain/pushed_requests.py) waiting at once, unused and
+    # unexpired: per client, and per address for a public client's (anyone may push as one).
+    "PUSHED_REQUESTS_PER_CLIENT": 1000,
+    "PUSHED_REQUESTS_PER_ADDRESS": 50,
     # Sign-in providers: off until a client id and secret are set
     "GOOGLE_CLIENT_ID": None,
     "GOOGLE_CLIENT_SECRET": None,
@@ -248,6 +252,9 @@ def _check(config: dict[str, Any]) -> None:
     for name in ("AUDIT_RETENTION_DAYS", "CODE_RETENTION_HOURS"):
         if int(config[name]) < 0:
             raise RuntimeError(f"SVC_{name} cannot be negative.")
+    for name in ("PUSHED_REQUESTS_PER_CLIENT", "PUSHED_REQUESTS_PER_ADDRESS"):
+        if int(config[name]) < 1:
+            raise RuntimeError(f"SVC_{name} must be at least 1.")
     _check_limits(config)
     check_captcha(config)
     check_client_sites(config["CLIENT_SITES"],

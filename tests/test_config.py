@@ -33,6 +33,8 @@ def test_the_embedded_default_shares_one_secret_per_instance(tmp_path):
     # Several instances, each counting rate limits in its own memory.
     ("SVC_INSTANCES", "3", "SVC_INSTANCES=3 needs SVC_REDIS_URL"),
     ("SVC_LIMIT_LOGIN_FAILURES", "a hundred a day", "SVC_LIMIT_LOGIN_FAILURES"),
+    ("SVC_PUSHED_REQUESTS_PER_CLIENT", "0", "SVC_PUSHED_REQUESTS_PER_CLIENT"),
+    ("SVC_PUSHED_REQUESTS_PER_ADDRESS", "-1", "SVC_PUSHED_REQUESTS_PER_ADDRESS"),
 ])
 def test_unsafe_settings_stop_the_start(monkeypatch, tmp_path, setting, value, message):
     monkeypatch.setenv(setting, value)

@@ -210,6 +210,14 @@ class AccountEmailNotVerified(ProviderSignInRefused):
               "mailed you.")
 
 
+class LinkNeedsRecentSignIn(ProviderSignInRefused):
+    """StepUpRequired, for a link from the account page: it comes back there as a refusal."""
+
+    code = "step_up_required"
+    detail = "Sign in again to link a sign-in provider."
+    notice = "To link a sign-in provider, sign in again first."
+
+
 class ProviderEmailNotVerified(ProviderSignInRefused):
     code = "email_not_verified"
     detail = "The provider has not verified this email address. Verify it there, then try again."
@@ -341,6 +349,12 @@ class RateLimited(AuthError):
         return {"retry_after": self.retry_after}  # the same contract as flask-limiter's 429s
 
 
+class TooManyPushedRequests(RateLimited):
+    """As many pushed authorization requests wait as a client, or an address, may have."""
+
+    detail = "Too many pushed authorization requests are waiting. Try again later."
+
+
 # Captcha (limits/captcha.py) ------------------------------------------------------------------
 
 class CaptchaProblem(InvalidBody):
@@ -376,6 +390,6 @@ class CaptchaUnavailable(AuthError):
 def refusal_notice(code: str | None) -> str | None:
     """The hosted pages' words for a provider sign-in refused with `code`, if it is one."""
     refusals = (ProviderSignInRefused, AccountExists, AccountEmailNotVerified,
-                ProviderEmailNotVerified, ProviderFailed, IdentityInUse,
+                LinkNeedsRecentSignIn, ProviderEmailNotVerified, ProviderFailed, IdentityInUse,
                 TakeOverNeedsSecondFactor)
     return next((refusal.notice for refusal in refusals if refusal.code == code), None)

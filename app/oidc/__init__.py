@@ -33,6 +33,7 @@ from app.domain.errors import (
     InvalidRequestUri,
     InvalidToken,
     MissingToken,
+    TooManyPushedRequests,
 )
 from app.domain.oidc import authorization
 from app.oidc import server as oidc_server
@@ -244,7 +245,13 @@ def _check_pushed(params: Mapping[str, str]) -> None:
 @bp.post("/oauth2/par")
 @ratelimits.oidc_token
 def push_authorization_request() -> Response:
-    return oidc_server.push_authorization_request(_check_pushed)
+    try:
+        return oidc_server.push_authorization_request(_check_pushed)
+    except TooManyPushedRequests as error:  # RFC 9126 §2.3: a 429, as the rate limit's
+        response = _failure(Failure(error.status, error.code, error.retry_after))
+        assert isinstance(response, Response)  # a client's endpoint: JSON
+        response.headers["Cache-Control"] = "no-store"
+        return response
 
 
 # Tokens --------------------------------------------------------------------------------------

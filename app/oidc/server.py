@@ -19,10 +19,12 @@ from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.integrations.flask_oauth2.requests import FlaskOAuth2Request
 from authlib.oauth2 import OAuth2Request
 from authlib.oauth2.rfc6749 import (
+    InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
     InvalidScopeError,
     OAuth2Error,
+    UnsupportedResponseTypeError,
     scope_to_list,
 )
 from authlib.oauth2.rfc6749.grants import (
@@ -47,7 +49,7 @@ from app.domain.oidc import authorization, pushed_requests
 from app.domain.sessions import handoff, sessions
 from app.domain.tokens import tokens
 from app.domain.tools import tools
-from app.web import browser
+from app.web import browser, ratelimits
 from app.web.client import client_info
 
 SERVER_KEY = "svc-oidc-server"
@@ -150,8 +152,24 @@ class S256Only(CodeChallenge):
         super().validate_code_challenge(grant, redirect_uri)
 
 
+# authlib echoes a request's response_type and redirect_uri in the description of the error that
+# refuses them, and its errors refuse a description with characters RFC 6749 §4.1.2.1 leaves out
+# of one (", \, control and non-ASCII characters): a ValueError, a 500, for every request naming
+# such a value. The refusals below say the same without echoing what was sent.
+
 class CodeGrant(AuthorizationCodeGrant):  # type: ignore[misc]
     TOKEN_ENDPOINT_AUTH_METHODS = TOKEN_AUTH_METHODS
+
+    def validate_authorization_redirect_uri(self, request: OAuth2Request, client: Client) -> str:
+        """authlib's check, for a client that has no default redirect URI: a registered one
+        only. Its error goes back nowhere (the URI is not one of the client's)."""
+        untrusted_redirect_uri = request.payload.redirect_uri
+        if not untrusted_redirect_uri:
+            raise InvalidRequestError("Missing 'redirect_uri' in request.",
+                                      state=request.payload.state)
+        if not client.check_redirect_uri(untrusted_redirect_uri):
+            raise InvalidRequestError("The redirect_uri is not registered for this client.")
+        return str(untrusted_redirect_uri)
 
     def validate_authorization_request(self) -> str:
         """authlib's checks, then the nonce's, whatever the scope: a code keeps its nonce, and
@@ -423,7 +441,8 @@ def _pushed_params(client: Client) -> dict[str, str]:
 def push_authorization_request(validate_params: Any) -> Response:
     """RFC 9126 §2: authenticate the client, validate its authorization request as the
     authorization endpoint would (and `validate_params` what authlib leaves to us), keep it,
-    and answer its request_uri. Errors are RFC 6749 JSON, never a redirect."""
+    and answer its request_uri. Errors are RFC 6749 JSON, never a redirect;
+    TooManyPushedRequests is the caller's to answer."""
     server_ = server()
     sent = FlaskOAuth2Request(flask_request)
     try:
@@ -437,11 +456,22 @@ def push_authorization_request(validate_params: Any) -> Response:
         error.redirect_uri = None
         response: Response = server_.handle_error_response(sent, error)
     else:
-        response = jsonify(request_uri=pushed_requests.push(client.client_id, params),
+        address = ratelimits.limit_key_ip() if client.site.is_public else None
+        response = jsonify(request_uri=pushed_requests.push(client.client_id, params, address),
                            expires_in=int(pushed_requests.TTL.total_seconds()))
         response.status_code = 201
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+class UnknownResponseType(UnsupportedResponseTypeError):  # type: ignore[misc]
+    """unsupported_response_type, whatever the response type was (not echoed: see CodeGrant)."""
+
+    def __init__(self, redirect_uri: str | None) -> None:
+        super().__init__(None, redirect_uri=redirect_uri)
+
+    def get_error_description(self) -> str:
+        return "The only response_type supported is code."
 
 
 class Server(AuthorizationServer):  # type: ignore[misc]
@@ -450,6 +480,30 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         if isinstance(request, OAuth2Request):
             return request
         return super().create_oauth2_request(request)
+
+    def get_authorization_grant(self, request: OAuth2Request) -> Any:
+        """authlib's; a response type it cannot echo (ValueError: see CodeGrant) is refused as
+        any other it does not know, at the redirect URI if that is the client's."""
+        try:
+            return super().get_authorization_grant(request)
+        except ValueError:
+            client = query_client(request.payload.client_id)
+            untrusted_redirect_uri = request.payload.redirect_uri
+            checked = client is not None and untrusted_redirect_uri \
+                and client.check_redirect_uri(untrusted_redirect_uri)
+            raise UnknownResponseType(untrusted_redirect_uri if checked else None) from None
+
+    def authenticate_client(self, request: OAuth2Request, methods: list[str],
+                            endpoint: str = "token") -> Client:
+        """authlib's; Basic credentials that are not base64 of UTF-8 text (a ValueError in
+        authlib) fail the authentication. The client tried the Authorization header, so the
+        answer is a 401 with WWW-Authenticate (RFC 6749 §5.2)."""
+        try:
+            client: Client = super().authenticate_client(request, methods, endpoint)
+        except ValueError:
+            raise InvalidClientError(status_code=401, description="The Basic credentials are "
+                                     "not base64 of UTF-8 text.") from None
+        return client
 
 
 def build(app: Flask) -> AuthorizationServer:

@@ -107,12 +107,12 @@ def resend_confirmation() -> Response:
 @login_required
 def link_provider(provider: str) -> Response:
     providers.check_enabled(provider)
-    user = _signed_in().user
+    signed_in = _signed_in()
     try:
-        identities.check_may_link(user)
+        identities.check_may_link(signed_in.user, signed_in.auth_session)
     except AuthError as refused:
         return redirect(url_for(".account", error=refused.code))
-    return provider_flow.start(provider, "link", None, user_id=user.id)
+    return provider_flow.start(provider, "link", None, user_id=signed_in.user.id)
 
 
 @bp.post("/account/unlink/<provider:provider>")

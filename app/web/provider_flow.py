@@ -65,7 +65,7 @@ def _link_to_signed_in(pending: PendingSignIn, profile: Profile) -> Response:
     signed_in = browser.current()
     if signed_in is None or signed_in.user.id != pending.user_id:
         raise InvalidState()
-    identities.link(signed_in.user, profile, client_info())
+    identities.link(signed_in.user, signed_in.auth_session, profile, client_info())
     return redirect(url_for("pages.account", linked=profile.provider))
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import Identity, User
 from tests.providers import fixtures
-from tests.support.accounts import OWNED, PASSWORD
+from tests.support.accounts import OWNED, PASSWORD, signed_in_now
 from tests.support.http import bearer
 from tests.support.oauth import (
     OUR_CALLBACK,
@@ -99,7 +99,8 @@ def test_the_rule_holds_where_the_identity_is_written(app, make_user):
 
     mallory = make_user(VICTIM, email_verified=False)
     with app.app_context(), pytest.raises(AccountEmailNotVerified):
-        identities.link(db.session.get(User, mallory.id),
+        mallory_row = db.session.get(User, mallory.id)
+        identities.link(mallory_row, signed_in_now(mallory_row),
                         Profile("github", "9001", "mallory@evil.example", True, "M"),
                         ClientInfo())
     assert linked(app, mallory.id) == []
@@ -115,7 +116,8 @@ def test_a_reset_unlinks_what_was_linked_before_it(app, client, github_server, m
         from app.domain.accounts.providers import Profile
         from app.domain.audit import ClientInfo
 
-        identities.link(db.session.get(User, victim.id),
+        victim_row = db.session.get(User, victim.id)
+        identities.link(victim_row, signed_in_now(victim_row),
                         Profile("github", "9001", "mallory@evil.example", True, "M"),
                         ClientInfo())
     assert submit(client, "/forgot-password", {"email": VICTIM}).status_code == 202

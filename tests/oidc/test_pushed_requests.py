@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from urllib.parse import urlencode
 
 import jwt
@@ -13,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db.transactions import writes
-from app.domain.errors import InvalidRequestUri
+from app.domain.errors import InvalidRequestUri, TooManyPushedRequests
 from app.domain.oidc import pushed_requests
 from app.domain.tokens import tokens
 from app.extensions import db
@@ -152,7 +153,7 @@ def test_two_tabs_racing_with_one_request_uri_get_one_code(app):
     """Both may read the pushed request before either issues its code; the spend decides."""
     spend = writes(pushed_requests.spend)
     with app.app_context():
-        request_uri = pushed_requests.push(PUBLIC, authorize_query())
+        request_uri = pushed_requests.push(PUBLIC, authorize_query(), None)
         assert pushed_requests.params_of(request_uri, PUBLIC)["state"] == "st-1"
         spend(request_uri)
         with pytest.raises(InvalidRequestUri):
@@ -300,3 +301,145 @@ def test_a_client_secret_post_push_keeps_no_secret(app, client, user, settings):
     wrong = push(client, authorize_query(client_id=POSTING, redirect_uri="https://poster.example/cb")
                  | {"client_secret": "wrong"})
     assert (wrong.status_code, wrong.get_json()["error"]) == (401, "invalid_client")
+
+
+# What waits is capped, and an expired request does not wait for `purge` (issue 21, finding 6) --
+
+def pushed(app) -> list[tuple[str, str | None]]:
+    """The stored pushed requests: (client_id, address), oldest first."""
+    with app.app_context():
+        return [(row.client_id, row.address) for row in db.session.scalars(
+            select(PushedRequest).order_by(PushedRequest.created_at))]
+
+
+def push_from(client, address, client_id=PUBLIC, redirect_uri=PUBLIC_URI):
+    form = authorize_query(client_id=client_id, redirect_uri=redirect_uri, verifier=pkce())
+    return client.post("/oauth2/par", data=form, environ_base={"REMOTE_ADDR": address})
+
+
+def push_confidential(client, address="127.0.0.1"):
+    form = authorize_query(client_id=CONFIDENTIAL, redirect_uri=CONFIDENTIAL_URI)
+    del form["client_id"]
+    return client.post("/oauth2/par", data=form, auth=(CONFIDENTIAL, SECRET),
+                       environ_base={"REMOTE_ADDR": address})
+
+
+def assert_too_many(response, retry_after):
+    """RFC 9126 §2.3's 429, with the rate limit's body; Retry-After: until the first one that
+    waits expires."""
+    assert response.status_code == 429, response.text
+    assert response.get_json() == {"error": "slow_down"}
+    assert response.headers["Retry-After"] == str(retry_after)
+    assert response.headers["Cache-Control"] == "no-store"
+
+
+class TestCaps:
+    @pytest.fixture
+    def settings(self):
+        return {"CLIENT_SITES": {**SITES, "jotter": {"redirect_uris": ["https://jotter.example/cb"],
+                                                     "origins": []}},
+                "PUSHED_REQUESTS_PER_CLIENT": 3, "PUSHED_REQUESTS_PER_ADDRESS": 2}
+
+    def test_a_client_may_have_so_many_requests_waiting(self, app, client, clock):
+        """Per client, from anywhere: a confidential client's server pushes for all its users
+        from one address, so its cap is its own. An expired request frees its place."""
+        for _ in range(3):
+            assert push_confidential(client).status_code == 201
+            clock.advance(100)
+        assert_too_many(push_confidential(client), 600 - 300)
+        assert len(pushed(app)) == 3  # nothing kept
+        clock.advance(300)
+        assert push_confidential(client).status_code == 201
+        assert len(pushed(app)) == 3  # the expired one is gone
+        assert_too_many(push_confidential(client), 100)
+
+    def test_a_used_request_waits_no_more(self, app, client, user):
+        request_uris = [pushed_uri(client, authorize_query(verifier=pkce()))]
+        for address in ("203.0.113.1", "203.0.113.2"):
+            assert push_from(client, address).status_code == 201
+        assert_too_many(push_from(client, "203.0.113.3"), 600)
+        submit(client, "/login", {"email": user.email, "password": user.password})
+        assert "code" in query_of(authorize(client, request_uris[0]).headers["Location"])
+        assert push_from(client, "203.0.113.3").status_code == 201
+
+    def test_a_public_clients_pushes_are_capped_per_address_too(self, app, client):
+        """Anyone may push as a public client: per address (an IPv6 one by its /64), whichever
+        public client it names; other addresses, and a confidential client, are not held up."""
+        jotter = ("jotter", "https://jotter.example/cb")
+        assert push_from(client, "203.0.113.7").status_code == 201
+        assert push_from(client, "203.0.113.7", *jotter).status_code == 201
+        assert_too_many(push_from(client, "203.0.113.7"), 600)  # notes has only one
+        assert push_from(client, "198.51.100.1").status_code == 201
+        assert push_from(client, "2001:db8:1:2::1", *jotter).status_code == 201
+        assert push_from(client, "2001:db8:1:2::2", *jotter).status_code == 201
+        assert_too_many(push_from(client, "2001:db8:1:2::3"), 600)  # notes has two
+        assert push_from(client, "2001:db8:1:3::1").status_code == 201  # another /64
+        assert push_confidential(client, "203.0.113.7").status_code == 201
+        assert sorted(pushed(app), key=str) == sorted([
+            (PUBLIC, "203.0.113.7"), ("jotter", "203.0.113.7"), (PUBLIC, "198.51.100.1"),
+            ("jotter", "2001:db8:1:2::/64"), ("jotter", "2001:db8:1:2::/64"),
+            (PUBLIC, "2001:db8:1:3::/64"), (CONFIDENTIAL, None)], key=str)
+
+    def test_concurrent_pushes_do_not_go_past_the_cap(self, app, monkeypatch):
+        """The count and the insert hold the client's lock: a push that counts while another
+        is between its count and its commit waits for it (one waits for the other for a
+        second at most, then goes on)."""
+        counted, other_done = threading.Event(), threading.Event()
+        check = pushed_requests._check_cap
+
+        def check_then_let_the_other_in(whose, setting, at):
+            check(whose, setting, at)
+            if threading.current_thread().name == "first" and not counted.is_set():
+                counted.set()
+                other_done.wait(timeout=1)  # without the lock the other commits meanwhile
+
+        monkeypatch.setattr(pushed_requests, "_check_cap", check_then_let_the_other_in)
+        with app.app_context():
+            for _ in range(2):
+                pushed_requests.push(CONFIDENTIAL, authorize_query(), None)
+        answers: dict[str, str] = {}
+
+        def push_as(name):
+            if name == "second":
+                counted.wait(timeout=10)
+            with app.app_context():
+                try:
+                    pushed_requests.push(CONFIDENTIAL, authorize_query(), None)
+                    answers[name] = "kept"
+                except TooManyPushedRequests:
+                    answers[name] = "refused"
+            if name == "second":
+                other_done.set()
+
+        threads = [threading.Thread(target=push_as, args=(name,), name=name)
+                   for name in ("first", "second")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert answers == {"first": "kept", "second": "refused"}
+        assert len(pushed(app)) == 3
+
+
+def test_a_push_deletes_its_clients_expired_requests(app, client, user, clock):
+    """Without `flask purge`: spent or not, an expired request goes with the next push of its
+    client; another client's stays until its own next push."""
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    spent = pushed_uri(client, authorize_query(verifier=pkce()))
+    assert "code" in query_of(authorize(client, spent).headers["Location"])
+    pushed_uri(client, authorize_query(verifier=pkce()))
+    assert push_confidential(client).status_code == 201
+    clock.advance(599)
+    pushed_uri(client, authorize_query(verifier=pkce()))
+    assert len(pushed(app)) == 4  # none expired yet
+    clock.advance(1)
+    pushed_uri(client, authorize_query(verifier=pkce()))
+    assert pushed(app) == [(CONFIDENTIAL, None), (PUBLIC, "127.0.0.1"), (PUBLIC, "127.0.0.1")]
+    clock.advance(600)
+    assert push_confidential(client).status_code == 201
+    assert pushed(app) == [(PUBLIC, "127.0.0.1"), (PUBLIC, "127.0.0.1"), (CONFIDENTIAL, None)]
+
+
+def test_the_default_caps(app):
+    assert app.config["PUSHED_REQUESTS_PER_CLIENT"] == 1000
+    assert app.config["PUSHED_REQUESTS_PER_ADDRESS"] == 50

@@ -11,7 +11,7 @@ from app.domain.audit import ClientInfo
 from app.domain.clients.sites import Site
 from app.infra.hashing import Hasher
 from tests.support import races
-from tests.support.accounts import PASSWORD
+from tests.support.accounts import PASSWORD, signed_in_now
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import SYMBOLS
 
@@ -221,8 +221,9 @@ def test_linked_providers_can_be_unlinked_while_a_password_remains(app, signed_i
     with app.app_context():
         from app.extensions import db
         from app.models import User
-        identities.link(db.session.get(User, user.id),
-                        Profile("github", "77", user.email, True, "Ada"), ClientInfo())
+        row = db.session.get(User, user.id)
+        identities.link(row, signed_in_now(row), Profile("github", "77", user.email, True, "Ada"),
+                        ClientInfo())
     assert "Unlink" in signed_in.get("/account").text
     post_action(signed_in, "/account/unlink/github")
     page = signed_in.get("/account").text

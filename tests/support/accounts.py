@@ -5,12 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from app.domain.clock import now
+from app.models import AuthSession, User
+
 PASSWORD = "correct horse battery staple"
 # The fields of an account whose owner signed up and proved the address from the same browser:
 # the address and the password are both theirs (User.password_is_the_holders).
 PROVED_LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 OWNED = {"email_verified": True, "email_verified_at": PROVED_LONG_AGO,
          "password_proved_at": PROVED_LONG_AGO}
+
+
+def signed_in_now(user: User) -> AuthSession:
+    """A session of `user` that signed in just now (not stored): what a domain call made on its
+    behalf (identities.link) checks of it."""
+    return AuthSession(user_id=user.id, provider="password", created_at=now())
 
 
 @dataclass

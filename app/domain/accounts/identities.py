@@ -9,7 +9,9 @@ Who may attach a provider to an account is the whole of account takeover, so eve
   was proved, or it has none. Otherwise the password may be a stranger's, set when they signed
   up with an address that was not theirs: the person proves they hold it, or takes the account
   over, which removes it and ends every session (AccountNeedsProof).
-- From the account page, only an account whose address is verified may link a provider.
+- From the account page, only an account whose address is verified may link a provider, and
+  only soon after signing in, as for adding a second factor: an old or stolen session may not
+  plant a way in that outlives signing out everywhere and a password change.
 - A password reset unlinks every provider (recovery.py): the reset proved the address, not who
   linked them.
 - The owner is mailed on every link and unlink.
@@ -34,19 +36,20 @@ from app.domain.errors import (
     IdentityInUse,
     InvalidCredentials,
     LastSignInMethod,
+    LinkNeedsRecentSignIn,
     NotFound,
     ProviderEmailNotVerified,
     ProviderSignInRefused,
     TakeOverNeedsSecondFactor,
 )
-from app.domain.factors import second_factors
+from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.sessions import sessions
 from app.domain.sessions.destinations import Finishing
 from app.domain.tools import tools
 from app.extensions import db
-from app.models import Identity, MailJob, User
+from app.models import AuthSession, Identity, MailJob, User
 
 T = TypeVar("T")
 
@@ -178,13 +181,12 @@ def _tell_owner(kind: str, user: User, provider: str, **fields: bool) -> None:
 
 
 @writes
-def link(user: User, profile: Profile, client: ClientInfo) -> None:
-    """Link an identity to the signed-in account that asked for it, whatever its email: the
-    person proved both sides in one browser. Only an account whose address is verified may: an
-    unconfirmed one may belong to someone who signed up with another person's address. An
-    identity already linked elsewhere stays there."""
-    if not user.email_verified:
-        raise AccountEmailNotVerified()
+def link(user: User, session: AuthSession, profile: Profile, client: ClientInfo) -> None:
+    """Link an identity to the account signed in as `session`, which asked for it, whatever its
+    email: the person proved both sides in one browser. `check_may_link`'s rules hold here too,
+    when the provider comes back, not only when the link started. An identity already linked
+    elsewhere stays there."""
+    check_may_link(user, session)
     existing = _find(profile)
     if existing is not None:
         if existing.user_id != user.id:
@@ -194,10 +196,15 @@ def link(user: User, profile: Profile, client: ClientInfo) -> None:
     _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider)
 
 
-def check_may_link(user: User) -> None:
-    """AccountEmailNotVerified before sending someone to a provider for nothing."""
+def check_may_link(user: User, session: AuthSession) -> None:
+    """Only an account whose address is verified may link a provider (AccountEmailNotVerified):
+    an unconfirmed one may belong to someone who signed up with another person's address. And
+    only a recent sign-in (LinkNeedsRecentSignIn), the window of adding a second factor
+    (step_up.recently_signed_in)."""
     if not user.email_verified:
         raise AccountEmailNotVerified()
+    if not step_up.recently_signed_in(session):
+        raise LinkNeedsRecentSignIn()
 
 
 def providers_of(user_id: str) -> list[str]:

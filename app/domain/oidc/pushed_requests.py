@@ -7,17 +7,26 @@ A request_uri is 256 random bits after RFC 9126's prefix, stored hashed and boun
 It lives as long as a person may take to sign in (web/pending_authorization.py), since the
 authorization endpoint reads it again when the sign-in comes back, and it is spent when a code
 is issued from it: one pushed request, at most one code.
+
+Anyone may push as a public client, so what waits is capped (PUSHED_REQUESTS_PER_CLIENT, and
+PUSHED_REQUESTS_PER_ADDRESS for a public client's pushes), and a push first deletes its client's
+expired requests: nothing waits for `flask purge`.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+import math
+from datetime import datetime, timedelta
 
+from flask import current_app
+from sqlalchemy import ColumnElement, delete, func, select
+
+from app.db import locks
 from app.db.rows import claim_once
 from app.db.transactions import writes
 from app.domain.clock import now
-from app.domain.errors import InvalidRequestUri
+from app.domain.errors import InvalidRequestUri, TooManyPushedRequests
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import PushedRequest
@@ -34,14 +43,35 @@ def _hash(untrusted_request_uri: str) -> str | None:
 
 
 @writes
-def push(client_id: str, params: dict[str, str]) -> str:
-    """Keep a validated authorization request of `client_id`; its request_uri."""
-    handle = tokens.new_secret()
+def push(client_id: str, params: dict[str, str], address: str | None) -> str:
+    """Keep a validated authorization request of `client_id`; its request_uri. `address`: where
+    a public client's push came from (its pushes are capped per address too), None for a
+    confidential client's. TooManyPushedRequests when a cap is reached. The counts and the
+    insert hold the client's lock, then the address's (locks.hold): concurrent pushes cannot go
+    past a cap."""
     at = now()
+    locks.hold(f"pushed-requests:client:{client_id}")
+    db.session.execute(delete(PushedRequest).where(PushedRequest.client_id == client_id,
+                                                   PushedRequest.expires_at <= at))
+    _check_cap(PushedRequest.client_id == client_id, "PUSHED_REQUESTS_PER_CLIENT", at)
+    if address is not None:
+        locks.hold(f"pushed-requests:address:{address}")
+        _check_cap(PushedRequest.address == address, "PUSHED_REQUESTS_PER_ADDRESS", at)
+    handle = tokens.new_secret()
     db.session.add(PushedRequest(handle_hash=tokens.hash_secret(handle), client_id=client_id,
                                  params=json.dumps(params), created_at=at,
-                                 expires_at=at + TTL))
+                                 expires_at=at + TTL, address=address))
     return PREFIX + handle
+
+
+def _check_cap(whose: ColumnElement[bool], setting: str, at: datetime) -> None:
+    """TooManyPushedRequests if `whose` live (unused, unexpired) requests reach the setting's
+    cap, with the seconds until the first of them expires."""
+    count, first_expiry = db.session.execute(
+        select(func.count(), func.min(PushedRequest.expires_at)).where(
+            whose, PushedRequest.used_at.is_(None), PushedRequest.expires_at > at)).one()
+    if count >= int(current_app.config[setting]):
+        raise TooManyPushedRequests(math.ceil((first_expiry - at).total_seconds()))
 
 
 def params_of(untrusted_request_uri: str, client_id: str | None) -> dict[str, str]:

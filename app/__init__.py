@@ -13,9 +13,9 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app import config, observability
 from app.db import transactions
 from app.domain.accounts.providers import register_providers
-from app.domain.mail.outbox import build_outbox
 from app.domain.tools import TOOLS_KEY, DomainTools
 from app.extensions import csrf, db, limiter, login_manager, migrate
+from app.infra.outbox_worker import build_outbox
 from app.web.after_response import MailAfterResponse
 from app.web.cookie_session import CookieSessionInterface
 from app.web.headers import add_security_headers

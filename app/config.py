@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "CLIENT_SITES": {},
     "MAIL_URL": "console://",
     "MAIL_FROM": None,  # None: "{BRAND} <no-reply@{host of PUBLIC_URL}>"
-    # The outbox (app/domain/mail/outbox.py): attempts per mail job, the first delay between two
+    # The outbox (app/infra/outbox_worker.py): attempts per mail job, the first delay between two
     # (doubled after each; 10 attempts span about 17 minutes), how often each process looks for
     # due jobs, how long a claimed job is a worker's before another may take it (longer than a
     # send can take), and how many days finished jobs are kept (`flask outbox purge`).

@@ -1,6 +1,6 @@
 """Mail: a message, and the transports that deliver it (console, file, SMTP, memory).
 
-Nothing here retries or queues: the outbox (app/domain/mail/outbox.py) decides when a message is
+Nothing here retries or queues: the outbox (app/infra/outbox_worker.py) decides when a message is
 sent, and what happens when a transport fails.
 """
 

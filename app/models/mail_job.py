@@ -12,7 +12,7 @@ from app.models.types import UTCDateTime, new_id
 
 class MailJob(db.Model):
     """A mail the service has promised, written in the transaction of what it reports and
-    worked off by the outbox (app/domain/mail/outbox.py).
+    worked off by the outbox (app/infra/outbox_worker.py).
 
     `payload` holds what the message is rendered from when the job runs, never a token: a
     link's token is made by the job itself, and kept in `token_sealed`, encrypted under the

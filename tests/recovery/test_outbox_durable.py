@@ -11,9 +11,10 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
-from app.domain.mail.outbox import Outbox, _Worker, schedule
+from app.domain.mail.outbox import schedule
 from app.extensions import db
 from app.infra.mail import MemoryTransport
+from app.infra.outbox_worker import Outbox, _Worker
 from app.models import MailJob
 
 TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)

@@ -22,8 +22,9 @@ from cryptography.x509.oid import NameOID
 from sqlalchemy import select
 
 from app.domain.clock import system_clock
-from app.domain.mail.outbox import _Worker, schedule
+from app.domain.mail.outbox import schedule
 from app.extensions import db
+from app.infra.outbox_worker import _Worker
 from app.models import MailJob
 from tests.support.accounts import PASSWORD
 

@@ -1,80 +1,34 @@
-"""The outbox: every mail the service promises is a row of `mail_jobs`, sent by a worker thread.
+"""The outbox: every mail the service promises is a row of `mail_jobs`, which a worker thread
+of each process sends (app/infra/outbox_worker.py).
 
-- A job is written with `schedule()` in the transaction of what it reports (a reset token is not
-  involved: the job makes its own, and keeps it sealed for its retries: `keep_token`), so a mail
-  is promised exactly when the change commits, and a request whose transaction fails promises
-  nothing. Forgot-password and resend-confirmation write a job for any address without looking
-  the account up: the job does that when it runs.
-- Each process runs one worker thread, started by its first request (after a fork, never
-  before). It is woken when a job is committed, or, inside `holding()` (every request:
-  app/after_response.py), once the answer has been sent, so that nothing competes with the answer
-  for the interpreter; otherwise it looks every SVC_MAIL_POLL_SECONDS.
-- A worker claims one due job at a time with a conditional UPDATE, which only one of several
-  workers or instances can win, and holds it for a lease (SVC_MAIL_LEASE_SECONDS): a job whose
-  worker died is due again when the lease ends. A failure (the mail server, the database, a bug)
-  is retried after SVC_MAIL_RETRY_DELAY seconds, doubled each time, up to SVC_MAIL_ATTEMPTS
-  attempts; then the job is kept as failed, visible to `flask outbox status` and to /metrics, and
-  `flask outbox retry --failed` puts it back.
-- Failures are logged by their kind only, never with the message (which may hold a link).
+A job is written with `schedule()` in the transaction of what it reports (a reset token is not
+involved: the job makes its own, and keeps it sealed for its retries: `keep_token`), so a mail
+is promised exactly when the change commits, and a request whose transaction fails promises
+nothing. Forgot-password and resend-confirmation write a job for any address without looking
+the account up: the job does that when it runs.
 
 Delivery is at least once: a worker that dies between the mail server's "250 OK" and recording
 the job as sent leaves a job that another worker sends again after the lease. The second copy is
-the same message: the same link (the job's kept token) and Message-ID (mail.py), so the person
-gets one working link twice, and a mail system that deduplicates sees one message.
+the same message: the same link (the job's kept token) and Message-ID (infra/mail.py), so the
+person gets one working link twice, and a mail system that deduplicates sees one message.
 """
 
 from __future__ import annotations
 
-import atexit
-import logging
-import os
-import smtplib
-import socket
-import threading
-import time
-import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
-from flask import Flask, current_app
-from sqlalchemy import func, select, update
-from sqlalchemy.exc import SQLAlchemyError
+from flask import current_app
+from sqlalchemy import select, update
 
 from app.db.rows import insert_values
-from app.db.transactions import until_commit, writes
 from app.domain.clock import system_clock
 from app.domain.tokens import tokens
 from app.extensions import db
-from app.infra.mail import Message, Transport, sender_for, transport_for
+from app.infra.outbox_worker import Job, wake_when_done
 from app.models import MailJob
 from app.models.types import new_id
 
-log = logging.getLogger("svc_auth.mail")
-
-
-@dataclass(frozen=True)
-class Job:
-    """A job a worker has claimed: what its handler renders the message from."""
-
-    id: str
-    kind: str
-    payload: dict[str, Any]
-    attempts: int
-
-
-# What a job of each kind sends: the message rendered from its payload, or None when there is
-# nothing to send (no such account, already confirmed). Raising means "try again later".
-Handler = Callable[[Job], Message | None]
-
-EXIT_WAIT_SECONDS = 10.0  # how long an exiting process waits for the job it is sending
-ERROR_WAIT_MAX = 30.0  # the longest pause between looks while the database cannot be reached
-_EXPECTED_FAILURES = (OSError, smtplib.SMTPException, SQLAlchemyError)
-_WAKE_AFTER_COMMIT = "svc_outbox_wake"
 _SEAL_PURPOSE = "mail job"  # what a kept token is sealed for (tokens.seal)
 
 
@@ -85,12 +39,7 @@ def schedule(kind: str, payload: dict[str, Any]) -> None:
     insert_values(MailJob, id=new_id(), kind=kind, payload=payload, status=MailJob.PENDING,
                   token_sealed=None, attempts=0, next_attempt_at=at, claimed_by=None,
                   claimed_until=None, last_error=None, created_at=at, finished_at=None)
-    box = outbox()
-    held = _held.get()
-    if held is not None:
-        held.add(box.wake)
-    else:
-        until_commit(_WAKE_AFTER_COMMIT, lambda: box, Outbox.wake)
+    wake_when_done()
 
 
 def keep_token(job: Job, raw: str) -> None:
@@ -116,250 +65,3 @@ def kept_token(job: Job) -> str | None:
 
 def _sealing_holder(job: Job) -> str:
     return f"{current_app.config['SECRET_KEY']}\0{job.id}"
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    status: str  # MailJob.SENT, SKIPPED, FAILED, or PENDING (try again after `delay`)
-    error: str | None = None
-    delay: float = 0.0
-
-
-@dataclass
-class _Worker:
-    """The thread of one process, and what it knows that the database does not yet."""
-
-    name: str
-    thread: threading.Thread | None = None
-    wake: threading.Event = field(default_factory=threading.Event)
-    unrecorded: dict[str, _Outcome] = field(default_factory=dict)
-
-
-class Outbox:
-    """The mail jobs of one app: the worker thread of this process, and the work it does."""
-
-    def __init__(self, app: Flask, transport: Transport, handlers: Mapping[str, Handler], *,
-                 sender: str, attempts: int, retry_delay: float, poll_seconds: float,
-                 lease_seconds: float, clock: Callable[[], datetime] = system_clock) -> None:
-        self.app, self.transport, self.handlers, self.sender = app, transport, handlers, sender
-        self.attempts, self.retry_delay = max(1, attempts), retry_delay
-        self.poll_seconds, self.lease = poll_seconds, timedelta(seconds=lease_seconds)
-        self.clock = clock
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._pid = -1
-        self._worker = _Worker("")
-
-    # The thread ----------------------------------------------------------------------------
-
-    def ensure_running(self) -> None:
-        """Start this process's worker thread unless it runs (cheap: every request calls it)."""
-        thread = self._worker.thread
-        if thread is not None and thread.is_alive() and self._pid == os.getpid():
-            return
-        if self._pid != os.getpid():  # a fork: nothing of the parent's thread is ours
-            self._lock, self._pid = threading.Lock(), os.getpid()
-            self._worker = _Worker(f"{socket.gethostname()[:40]}:{os.getpid()}:"
-                                   f"{uuid.uuid4().hex[:8]}")
-            atexit.register(self.stop, EXIT_WAIT_SECONDS)
-        with self._lock:
-            worker = self._worker
-            if self._stopping.is_set() or (worker.thread is not None and worker.thread.is_alive()):
-                return
-            worker.thread = threading.Thread(target=self._run, args=(worker,), name="svc-outbox",
-                                             daemon=True)
-            worker.thread.start()
-
-    def wake(self) -> None:
-        """Look for due jobs now rather than at the next poll."""
-        self.ensure_running()
-        self._worker.wake.set()
-
-    def stop(self, timeout: float = EXIT_WAIT_SECONDS) -> None:
-        """Stop the worker after the job it is on (the others stay for the next process)."""
-        self._stopping.set()
-        atexit.unregister(self.stop)
-        worker = self._worker
-        worker.wake.set()
-        if worker.thread is not None and worker.thread is not threading.current_thread():
-            worker.thread.join(timeout)
-
-    def drain(self, timeout: float = 10.0) -> bool:
-        """Wake the worker and wait until no job is pending (tests; False if some still are).
-        A stopped outbox does not wait."""
-        if self._stopping.is_set():
-            return not self.pending()
-        self.wake()
-        deadline = time.monotonic() + timeout
-        while self.pending() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return not self.pending()
-
-    def pending(self) -> int:
-        with self.app.app_context():
-            try:
-                return int(db.session.scalar(select(func.count()).select_from(MailJob)
-                                             .where(MailJob.status == MailJob.PENDING)) or 0)
-            finally:
-                db.session.remove()
-
-    def _run(self, worker: _Worker) -> None:
-        # The first look waits a poll: a new process's first request is not kept waiting for it.
-        wait, failing = self.poll_seconds, 0
-        while True:
-            worker.wake.wait(wait)
-            worker.wake.clear()
-            if self._stopping.is_set():
-                return
-            try:
-                with self.app.app_context():
-                    try:
-                        until_next = self.run_due(worker)
-                    finally:
-                        db.session.remove()
-            except Exception as error:  # the database is unreachable: the jobs wait there
-                failing += 1
-                if failing == 1:
-                    log.error("the outbox cannot reach the database (%s); its jobs wait",
-                              type(error).__name__)
-                wait = min(self.poll_seconds * 2 ** min(failing, 16), ERROR_WAIT_MAX)
-                continue
-            if failing:
-                log.info("the outbox reaches the database again")
-                failing = 0
-            wait = self.poll_seconds if until_next is None else min(self.poll_seconds,
-                                                                    until_next)
-
-    # The work ------------------------------------------------------------------------------
-
-    def run_due(self, worker: _Worker) -> float | None:
-        """Send every job that is due, one at a time; the seconds until the next pending job is
-        due (None: nothing is pending). Database errors propagate: the jobs stay in the table."""
-        while not self._stopping.is_set():
-            for job_id, outcome in list(worker.unrecorded.items()):
-                self._record(job_id, worker, outcome)
-                del worker.unrecorded[job_id]
-            head = db.session.execute(
-                select(MailJob.id, MailJob.next_attempt_at)
-                .where(MailJob.status == MailJob.PENDING)
-                .order_by(MailJob.next_attempt_at).limit(1)).first()
-            db.session.rollback()  # end the read (nothing written): a SQLite claim begins IMMEDIATE
-            if head is None:
-                return None
-            until_due = (head.next_attempt_at - self.clock()).total_seconds()
-            if until_due > 0:
-                return until_due
-            job = self._claim(head.id, worker)
-            if job is None:
-                continue  # another worker won it
-            outcome = self._attempt(job)
-            try:
-                self._record(job.id, worker, outcome)
-            except SQLAlchemyError:
-                worker.unrecorded[job.id] = outcome  # recorded when the database is back
-                raise
-        return None
-
-    @writes
-    def _claim(self, job_id: str, worker: _Worker) -> Job | None:
-        at = self.clock()
-        until = at + self.lease
-        won = db.session.execute(
-            update(MailJob)
-            .where(MailJob.id == job_id, MailJob.status == MailJob.PENDING,
-                   MailJob.next_attempt_at <= at)
-            .values(claimed_by=worker.name, claimed_until=until, next_attempt_at=until,
-                    attempts=MailJob.attempts + 1)
-            .execution_options(synchronize_session=False)).rowcount
-        row = db.session.execute(select(MailJob.kind, MailJob.payload, MailJob.attempts)
-                                 .where(MailJob.id == job_id)).first() if won else None
-        return None if row is None else Job(job_id, row.kind, row.payload, row.attempts)
-
-    def _attempt(self, job: Job) -> _Outcome:
-        try:
-            message = self.handlers[job.kind](job)
-            if message is None:
-                return _Outcome(MailJob.SKIPPED)
-            self.transport.send(message.as_email(self.sender, job.id))
-            return _Outcome(MailJob.SENT)
-        except Exception as error:
-            db.session.rollback()
-            kind = type(error).__name__
-            if not isinstance(error, _EXPECTED_FAILURES):
-                log.exception("mail job %s (%s) failed", job.id, job.kind)  # a bug: its trace
-            log.warning("mail delivery attempt %d of %d failed: %s", job.attempts, self.attempts,
-                        kind)
-            if job.attempts >= self.attempts:
-                log.error("mail delivery failed after %d attempts; job %s is kept as failed",
-                          job.attempts, job.id)
-                return _Outcome(MailJob.FAILED, kind)
-            return _Outcome(MailJob.PENDING, kind, self.retry_delay * 2 ** (job.attempts - 1))
-
-    @writes
-    def _record(self, job_id: str, worker: _Worker, outcome: _Outcome) -> None:
-        at = self.clock()
-        values: dict[str, Any] = {"status": outcome.status, "claimed_by": None,
-                                  "claimed_until": None}
-        if outcome.status == MailJob.PENDING:
-            values.update(next_attempt_at=at + timedelta(seconds=outcome.delay),
-                          last_error=outcome.error)
-        elif outcome.status == MailJob.FAILED:
-            values.update(finished_at=at, last_error=outcome.error)
-        else:  # done: what it was sent from is no longer needed
-            values.update(finished_at=at, payload={}, token_sealed=None)
-        kept = db.session.execute(
-            update(MailJob)
-            .where(MailJob.id == job_id, MailJob.status == MailJob.PENDING,
-                   MailJob.claimed_by == worker.name)
-            .values(**values).execution_options(synchronize_session=False)).rowcount
-        if not kept:
-            log.warning("mail job %s outlived its lease: another worker has it", job_id)
-
-
-# Waking the worker after the answer -----------------------------------------------------------
-
-class HeldJobs:
-    """Wake-ups of the outbox asked for inside `holding()`, until `release()` does them."""
-
-    def __init__(self) -> None:
-        self._hand_overs: list[Callable[[], None]] = []
-
-    def __bool__(self) -> bool:
-        return bool(self._hand_overs)
-
-    def add(self, hand_over: Callable[[], None]) -> None:
-        self._hand_overs.append(hand_over)
-
-    def release(self) -> None:
-        """Do every held wake-up; later calls have nothing left to do."""
-        hand_overs, self._hand_overs = self._hand_overs, []
-        for hand_over in hand_overs:
-            hand_over()
-
-
-_held: ContextVar[HeldJobs | None] = ContextVar("svc_outbox_held", default=None)
-
-
-@contextmanager
-def holding() -> Iterator[HeldJobs]:
-    """Within the block, the outbox is not woken: the wake-ups wait in the yielded HeldJobs."""
-    held = HeldJobs()
-    token = _held.set(held)
-    try:
-        yield held
-    finally:
-        _held.reset(token)
-
-
-def build_outbox(app: Flask, handlers: Mapping[str, Handler]) -> Outbox:
-    config = app.config
-    return Outbox(app, transport_for(config["MAIL_URL"], float(config["MAIL_TIMEOUT"])), handlers,
-                  sender=sender_for(config), attempts=int(config["MAIL_ATTEMPTS"]),
-                  retry_delay=float(config["MAIL_RETRY_DELAY"]),
-                  poll_seconds=float(config["MAIL_POLL_SECONDS"]),
-                  lease_seconds=float(config["MAIL_LEASE_SECONDS"]))
-
-
-def outbox() -> Outbox:
-    found: Outbox = current_app.extensions["svc-outbox"]
-    return found

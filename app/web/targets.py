@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from flask import Response, redirect, request
+from flask import redirect, request
+from werkzeug.wrappers import Response
 
 from app.domain.errors import InvalidRedirectUri, InvalidRequest
 from app.domain.oidc import sites

@@ -35,6 +35,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check app tests bench
+	$(BIN)/mypy
 
 bench: install
 	scripts/install-bench-tools
@@ -42,4 +43,4 @@ bench: install
 	$(BIN)/python bench/enumeration.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -34,7 +34,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     proxies = int(app.config["TRUSTED_PROXIES"])
     if proxies:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]  # Flask's way to add middleware
+            app.wsgi_app, x_for=proxies, x_proto=proxies)
 
     db.init_app(app)
     transactions.init_app(app)
@@ -50,7 +51,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     app.extensions["svc-outbox"] = outbox = build_outbox(app, HANDLERS)
     app.extensions[observability.SCRAPED].register(OutboxCollector())
-    app.wsgi_app = MailAfterResponse(app.wsgi_app, outbox)  # type: ignore[method-assign]
+    app.wsgi_app = MailAfterResponse(  # type: ignore[method-assign]  # as ProxyFix above
+        app.wsgi_app, outbox)
 
     _register_blueprints(app)
     app.after_request(add_security_headers)

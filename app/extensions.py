@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from flask import current_app
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
@@ -32,6 +34,12 @@ class Base(DeclarativeBase):
 # Objects keep their values after commit: a view that commits and then shapes its response
 # should not pay a query per attribute to read back what it just wrote.
 db = SQLAlchemy(model_class=Base, session_options={"expire_on_commit": False})
+# The models' base class. db.Model is built at run time, which a type checker cannot follow: to it
+# the models extend Base, whose subclass db.Model is.
+if TYPE_CHECKING:
+    Model = Base
+else:
+    Model = db.Model
 migrate = Migrate()
 # The client address comes from the socket, or from X-Forwarded-For only through the
 # SVC_TRUSTED_PROXIES hops that ProxyFix (set up in create_app) is told to trust.

@@ -128,7 +128,7 @@ def configure_logging(app: Flask) -> None:
     handler = next((h for h in logger.handlers if getattr(h, "svc_auth", False)), None)
     if handler is None:
         handler = logging.StreamHandler()
-        handler.svc_auth = True  # type: ignore[attr-defined]
+        handler.svc_auth = True  # type: ignore[attr-defined]  # our mark, looked for above
         handler.addFilter(RequestIdFilter())
         logger.addHandler(handler)
     handler.setFormatter(formatter)

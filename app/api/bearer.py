@@ -9,7 +9,7 @@ from app.domain.sessions.sessions import Bearer, authenticate_bearer
 
 
 def bearer_token() -> str:
-    header = request.environ.get("HTTP_AUTHORIZATION", "")
+    header: str = request.environ.get("HTTP_AUTHORIZATION", "")
     if not header:
         raise MissingToken()
     scheme, _, token = header.partition(" ")

@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, render_template
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from app.api import documents as out
 from app.api import schemas as body
@@ -256,9 +256,11 @@ def _operation(op: Operation) -> dict[str, Any]:
 
 def _schemas() -> dict[str, Any]:
     requests = {model for op in OPERATIONS for model in (op.body, op.form) if model is not None}
-    responses = {answer for op in OPERATIONS for answer in op.responses.values()
-                 if isinstance(answer, type)} | {out.Problem, out.OAuthError}
-    pairs = [(model, "validation") for model in sorted(requests, key=lambda m: m.__name__)]
+    responses: set[type[BaseModel]] = {answer for op in OPERATIONS
+                                       for answer in op.responses.values()
+                                       if isinstance(answer, type)} | {out.Problem, out.OAuthError}
+    pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        (model, "validation") for model in sorted(requests, key=lambda m: m.__name__)]
     pairs += [(model, "serialization") for model in sorted(responses, key=lambda m: m.__name__)]
     _, definitions = models_json_schema(pairs, ref_template=REF)
     return dict(sorted(definitions.get("$defs", {}).items()))

@@ -32,13 +32,15 @@ class _HeldConnection:
         pooled = engine.raw_connection()
         # Closed, never handed back to the pool in autocommit.
         self.discard = weakref.finalize(self, pooled.invalidate)
-        self.driver = pooled.driver_connection
+        driver = pooled.driver_connection
+        assert driver is not None  # a connection just checked out of the pool has its driver's
+        self.driver = driver
         if engine.dialect.name == "postgresql":
             self.driver.autocommit = True  # SQLite's connections are set up that way already
 
 
 class DriverQuery:
-    def __init__(self, statement: Select[Any], engine: Engine) -> None:
+    def __init__(self, statement: Select[*tuple[Any, ...]], engine: Engine) -> None:
         dialect = engine.dialect
         compiled = statement.compile(dialect=dialect)
         self.engine, self.sql = engine, compiled.string
@@ -78,7 +80,8 @@ class DriverQuery:
             cursor = held.driver.cursor()
             try:
                 cursor.execute(self.sql, parameters)
-                return cursor.fetchone()  # type: ignore[no-any-return]
+                row: Sequence[Any] | None = cursor.fetchone()
+                return row
             finally:
                 cursor.close()
         except self._dbapi_error:

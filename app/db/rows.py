@@ -8,14 +8,15 @@ login costs besides the hash. The statements run at once, in the caller's transa
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import ColumnElement, insert, update
+from sqlalchemy import ColumnElement, CursorResult, Table, insert, update
 from sqlalchemy.orm import make_transient_to_detached
+from sqlalchemy.sql.dml import UpdateBase
 
-from app.extensions import db
+from app.extensions import Model, db
 
-M = TypeVar("M", bound=db.Model)  # type: ignore[name-defined]
+M = TypeVar("M", bound=Model)
 
 
 def insert_values(model: type[Any], **values: Any) -> None:
@@ -28,7 +29,7 @@ def insert_loaded(model: type[M], columns: dict[str, Any], **related: Any) -> M:
     later changes to it are flushed as usual. `columns` must name every column (one left out
     would be loaded by a query on first access); `related` sets relationships to objects already
     loaded. If the transaction rolls back, the instance is gone from the database like the row."""
-    db.session.execute(insert(model.__table__), columns)
+    db.session.execute(insert(cast(Table, model.__table__)), columns)  # each model maps a Table
     instance = model(**columns, **related)
     make_transient_to_detached(instance)
     db.session.add(instance)
@@ -41,8 +42,13 @@ def claim_once(model: type[Any], where: ColumnElement[bool], unclaimed: Any,
     the one caller that did. However many requests race for a row (a code redeemed twice, a
     refresh token rotated by two tabs), one wins: the UPDATE reads the row again under its write
     lock. Runs in the caller's transaction; the ORM's copies of the row are left as they were."""
-    claimed = db.session.execute(
+    claimed = changed(
         update(model).where(where, unclaimed.is_(None)).values(**values)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+        .execution_options(synchronize_session=False))
     return bool(claimed == 1)
+
+
+def changed(statement: UpdateBase) -> int:
+    """Run an UPDATE or DELETE in the caller's transaction; how many rows it matched. (The
+    session's execute() is typed for any statement; for these it returns a CursorResult.)"""
+    return cast(CursorResult[Any], db.session.execute(statement)).rowcount

@@ -26,7 +26,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
+from jwt.algorithms import Algorithm, ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 
 from app.instance_files import create_once, replace_atomically
 
@@ -82,14 +82,17 @@ class SigningKey:
     def material(self) -> str:
         if self.alg == "HS256":
             return _b64url(self.private)
-        return self.private.private_bytes(
+        pem: bytes = self.private.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
-        ).decode()
+        )
+        return pem.decode()
 
     def public_jwk(self) -> dict[str, Any] | None:
         """The key as published in the JWKS; None for a shared secret, which is never published."""
-        to_jwk = {"ES256": ECAlgorithm, "RS256": RSAAlgorithm, "EdDSA": OKPAlgorithm}.get(self.alg)
+        algorithms: dict[str, type[Algorithm]] = {
+            "ES256": ECAlgorithm, "RS256": RSAAlgorithm, "EdDSA": OKPAlgorithm}
+        to_jwk = algorithms.get(self.alg)
         if to_jwk is None:
             return None
         jwk = to_jwk.to_jwk(self.public, as_dict=True)
@@ -104,10 +107,11 @@ def generate_material(alg: str) -> str:
         "RS256": lambda: rsa.generate_private_key(public_exponent=65537, key_size=3072),
         "EdDSA": ed25519.Ed25519PrivateKey.generate,
     }[alg]()
-    return private.private_bytes(
+    pem: bytes = private.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
-    ).decode()
+    )
+    return pem.decode()
 
 
 class Keyring:

@@ -74,7 +74,8 @@ class LiveSessions:
         self.cache_size = cache_size
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
         self._generation = 0  # one more after every Redis failure or epoch change
-        self._epoch: bytes | None = None
+        # Bytes (the client does not decode); redis-py types its answers as either.
+        self._epoch: bytes | str | None = None
         self._redis_resting_until = 0.0  # after a failure, leave Redis alone for a moment
         # Revocations not yet in Redis: session id -> when its marker would expire (epoch s).
         self._unpublished: OrderedDict[str, float] = OrderedDict()
@@ -134,7 +135,7 @@ class LiveSessions:
             return None
         return revoked is not None
 
-    def _new_epoch(self, seen: bytes | None) -> None:
+    def _new_epoch(self, seen: bytes | str | None) -> None:
         """Redis is new to this process, or lost its data since (restarted empty, and with it
         the revocations published before): nothing cached before may be trusted."""
         assert self.redis is not None
@@ -253,7 +254,8 @@ _LIVE_ACCOUNT = (
     select(User.id, User.email, User.full_name, User.plan, User.email_verified,
            AuthSession.expires_at,
            # A literal separator: a bound one would be rendered per execution.
-           select(func.aggregate_strings(Identity.provider, literal_column("','")))
+           select(func.aggregate_strings(
+               Identity.provider, literal_column("','")))  # type: ignore[arg-type]  # typed str
            .where(Identity.user_id == User.id).scalar_subquery())
     .join(User, User.id == AuthSession.user_id)
     .where(AuthSession.id == bindparam("session_id"),

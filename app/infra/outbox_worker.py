@@ -35,6 +35,7 @@ from flask import Flask, current_app
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.db.rows import changed
 from app.db.transactions import until_commit, writes
 from app.extensions import db
 from app.infra.mail import Message, Transport, sender_for, transport_for
@@ -195,7 +196,7 @@ class Outbox:
             db.session.rollback()  # end the read (nothing written): a SQLite claim begins IMMEDIATE
             if head is None:
                 return None
-            until_due = (head.next_attempt_at - self.clock()).total_seconds()
+            until_due: float = (head.next_attempt_at - self.clock()).total_seconds()
             if until_due > 0:
                 return until_due
             job = self._claim(head.id, worker)
@@ -213,13 +214,13 @@ class Outbox:
     def _claim(self, job_id: str, worker: _Worker) -> Job | None:
         at = self.clock()
         until = at + self.lease
-        won = db.session.execute(
+        won = changed(
             update(MailJob)
             .where(MailJob.id == job_id, MailJob.status == MailJob.PENDING,
                    MailJob.next_attempt_at <= at)
             .values(claimed_by=worker.name, claimed_until=until, next_attempt_at=until,
                     attempts=MailJob.attempts + 1)
-            .execution_options(synchronize_session=False)).rowcount
+            .execution_options(synchronize_session=False))
         row = db.session.execute(select(MailJob.kind, MailJob.payload, MailJob.attempts)
                                  .where(MailJob.id == job_id)).first() if won else None
         return None if row is None else Job(job_id, row.kind, row.payload, row.attempts)
@@ -256,11 +257,11 @@ class Outbox:
             values.update(finished_at=at, last_error=outcome.error)
         else:  # done: what it was sent from is no longer needed
             values.update(finished_at=at, payload={}, token_sealed=None)
-        kept = db.session.execute(
+        kept = changed(
             update(MailJob)
             .where(MailJob.id == job_id, MailJob.status == MailJob.PENDING,
                    MailJob.claimed_by == worker.name)
-            .values(**values).execution_options(synchronize_session=False)).rowcount
+            .values(**values).execution_options(synchronize_session=False))
         if not kept:
             log.warning("mail job %s outlived its lease: another worker has it", job_id)
 

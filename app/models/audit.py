@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class AuditEvent(db.Model):
+class AuditEvent(Model):
     """A security event. Never holds a password, a token or a link."""
 
     __tablename__ = "audit_events"

@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class ConsentGrant(db.Model):
+class ConsentGrant(Model):
     """What a person allowed a third-party client site (one not of the family) to know: asked
     once on the consent page, remembered until they sign in with a wider scope."""
 

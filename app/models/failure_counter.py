@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class FailureCounter(db.Model):
+class FailureCounter(Model):
     """Failed attempts against one subject (an email, an account) from one source (an address,
     a known device, or "*" for anywhere), counted in a window that starts with the first.
 

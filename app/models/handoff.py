@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class HandoffCode(db.Model):
+class HandoffCode(Model):
     """A one-time code that hands a signed-in person back to a client site, stored as its hash.
 
     It is bound to the redirect URI it was sent to, the way the person signed in, and the

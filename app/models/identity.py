@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class Identity(db.Model):
+class Identity(Model):
     """An account at Google or GitHub linked to a user: keyed by the provider's own user id,
     never by email, since an email can change hands or be unverified."""
 

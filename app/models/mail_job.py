@@ -6,11 +6,11 @@ from typing import Any
 from sqlalchemy import JSON, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, new_id
 
 
-class MailJob(db.Model):
+class MailJob(Model):
     """A mail the service has promised, written in the transaction of what it reports and
     worked off by the outbox (app/infra/outbox_worker.py).
 

@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class OneTimeToken(db.Model):
+class OneTimeToken(Model):
     """A token sent by email (password reset, email confirmation), stored as its hash.
 
     Bound to one purpose and one user; used once; replaced by a newer one of the same purpose.

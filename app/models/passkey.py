@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, new_id
 
 
-class Passkey(db.Model):
+class Passkey(Model):
     """A passkey (a WebAuthn credential) of an account: it signs in alone, or serves as the
     second step after a password or a provider."""
 
@@ -35,7 +35,7 @@ class Passkey(db.Model):
     signs_in_alone: Mapped[bool] = mapped_column(Boolean(), default=True)
 
 
-class PasskeyChallenge(db.Model):
+class PasskeyChallenge(Model):
     """The challenge of one WebAuthn ceremony, stored as its hash: single-use, short-lived, for
     one purpose, and bound to the account (registering) or the pending sign-in (a second step)
     it was made for."""

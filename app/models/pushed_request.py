@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class PushedRequest(db.Model):
+class PushedRequest(Model):
     """An authorization request a client pushed (RFC 9126), stored by the hash of its
     request_uri's random part. The authorization endpoint reads its parameters from here, for
     that client only, until it expires or a code is issued from it. Those waiting at once are

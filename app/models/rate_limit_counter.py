@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class RateLimitCounter(db.Model):
+class RateLimitCounter(Model):
     """A rate-limit counter counted in the database while Redis fails (app/web/limit_storage.py):
     hits in a fixed window that ends at `expires_at`. The key is a keyed hash of flask-limiter's
     key, so the table holds no email or address in clear."""

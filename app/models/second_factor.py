@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import BigInteger, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, new_id
 
 
-class TotpFactor(db.Model):
+class TotpFactor(Model):
     """An authenticator app (TOTP, RFC 6238) of an account: at most one. It counts once a code
     confirmed it (`confirmed_at`); until then it is an enrolment in progress."""
 
@@ -24,7 +24,7 @@ class TotpFactor(db.Model):
     last_used_step: Mapped[int | None] = mapped_column(BigInteger())
 
 
-class RecoveryCode(db.Model):
+class RecoveryCode(Model):
     """One of an account's single-use recovery codes, stored as its hash."""
 
     __tablename__ = "recovery_codes"
@@ -37,7 +37,7 @@ class RecoveryCode(db.Model):
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
-class PendingSignIn(db.Model):
+class PendingSignIn(Model):
     """A sign-in whose first factor (a password, a provider) was authenticated and whose second
     is still to come, stored as the hash of its token: short-lived, single-use, for one purpose
     (the hosted pages' second step, or the API's `mfa_token`), with where it goes once the

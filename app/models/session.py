@@ -5,12 +5,12 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, new_id
 from app.models.user import User
 
 
-class AuthSession(db.Model):
+class AuthSession(Model):
     """One sign-in on one device. Access and refresh tokens are only as alive as their session."""
 
     __tablename__ = "sessions"
@@ -37,7 +37,7 @@ class AuthSession(db.Model):
     user: Mapped[User] = relationship(lazy="joined")
 
 
-class RefreshToken(db.Model):
+class RefreshToken(Model):
     """A refresh token, stored only as its SHA-256. Each use rotates it to a successor."""
 
     __tablename__ = "refresh_tokens"

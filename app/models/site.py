@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import JSON, Boolean, String, true
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class ClientSite(db.Model):
+class ClientSite(Model):
     """A client site registered with `flask sites add` (SVC_CLIENT_SITES holds the others): the
     handoff's redirect targets and CORS origins, and the site as an OpenID Connect client
     (`client_id` = its name)."""

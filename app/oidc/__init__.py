@@ -11,10 +11,10 @@ from typing import Any
 
 from authlib.oauth2.rfc6749 import AccessDeniedError, InvalidRequestError, OAuth2Error
 from authlib.oidc.core.errors import ConsentRequiredError, LoginRequiredError
+from authlib.oidc.rpinitiated import EndSessionRequest
 from flask import (
     Blueprint,
     Flask,
-    Response,
     jsonify,
     make_response,
     redirect,
@@ -24,6 +24,7 @@ from flask import (
 )
 from flask_wtf.csrf import validate_csrf
 from werkzeug.exceptions import HTTPException
+from werkzeug.wrappers import Response
 from wtforms import ValidationError
 
 from app.domain.clock import now
@@ -92,7 +93,7 @@ def _refused(error: OAuth2Error) -> Response | tuple[str, int]:
     """An error goes back to the client only once its redirect URI is validated (RFC 6749
     §4.1.2.1); before that, the person sees a page and nobody is redirected."""
     if error.redirect_uri:
-        response = oidc_server.server().handle_error_response(None, error)
+        response = oidc_server.error_response(error)
         response.headers["Cache-Control"] = "no-store"
         return response
     return _page(400, "This sign-in request cannot be used",
@@ -162,7 +163,7 @@ def _authorize(decision: str | None) -> Response | tuple[str, int]:
         return _dead_request_uri(error)
     except OAuth2Error as error:
         return _refused(error)
-    params = asked.payload.data
+    params = oidc_server.params_of(asked).data
     query = request.query_string.decode()
     waited = pending_authorization.pending()
     waited = waited if waited is not None and waited.query == query else None
@@ -183,8 +184,8 @@ def _authorize(decision: str | None) -> Response | tuple[str, int]:
         error.redirect_uri, error.state = grant.redirect_uri, params.get("state")
         return _refused(error)
     try:
-        response = server.create_authorization_response(request=asked, grant=grant,
-                                                        grant_user=signed_in)
+        response = oidc_server.flask_response(server.create_authorization_response(
+            request=asked, grant=grant, grant_user=signed_in))
     except InvalidRequestUri as error:  # spent meanwhile, by another tab
         return _dead_request_uri(error)
     except AuthError as error:  # EmailNotConfirmed: as for the handoff, a page and no code
@@ -227,7 +228,7 @@ def _to_sign_in(signed_in: browser.BrowserUser | None, prompts: set[str],
                 params: Mapping[str, str], query: str,
                 waited: pending_authorization.Pending | None) -> Response:
     page = "pages.signup_form" if "create" in prompts else "pages.login_form"
-    again = {"prompt": "login"} if signed_in is not None else {}
+    again: dict[str, Any] = {"prompt": "login"} if signed_in is not None else {}
     if params.get("login_hint") and page == "pages.login_form":
         again["login_hint"] = params["login_hint"]
     asked_at = waited.asked_at if waited is not None else int(now().timestamp())
@@ -259,19 +260,20 @@ def push_authorization_request() -> Response:
 @bp.post("/oauth2/token")
 @ratelimits.oidc_token
 def token() -> Response:
-    return oidc_server.server().create_token_response()
+    return oidc_server.flask_response(oidc_server.server().create_token_response())
 
 
 @bp.post("/oauth2/revoke")
 @ratelimits.oidc_token
 def revoke() -> Response:
-    return oidc_server.server().create_endpoint_response("revocation")
+    return oidc_server.flask_response(oidc_server.server().create_endpoint_response("revocation"))
 
 
 @bp.post("/oauth2/introspect")
 @ratelimits.oidc_token
 def introspect() -> Response:
-    response: Response = oidc_server.server().create_endpoint_response("introspection")
+    response = oidc_server.flask_response(
+        oidc_server.server().create_endpoint_response("introspection"))
     response.headers["Cache-Control"] = "no-store"
     return response
 
@@ -306,6 +308,7 @@ def end_session() -> Response | tuple[str, int]:
     server = oidc_server.server()
     try:
         validated = server.validate_endpoint_request("end_session")
+        assert isinstance(validated, EndSessionRequest)  # EndSession.validate_request's
     except OAuth2Error as error:  # never a redirect (OpenID RP-Initiated Logout §4)
         return _page(400, "This sign-out request cannot be used",
                      error.description or "The site that sent you here made a mistake.")

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.integrations.flask_oauth2.requests import FlaskOAuth2Request
 from authlib.oauth2 import OAuth2Request
 from authlib.oauth2.rfc6749 import (
+    ClientMixin,
     InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
@@ -49,6 +50,7 @@ from app.domain.oidc import authorization, pushed_requests
 from app.domain.sessions import handoff, sessions
 from app.domain.tokens import tokens
 from app.domain.tools import tools
+from app.models import HandoffCode
 from app.web import browser, ratelimits
 from app.web.client import client_info
 
@@ -57,6 +59,8 @@ SECRET_METHODS = list(sites.SECRET_METHODS)
 TOKEN_AUTH_METHODS = [*SECRET_METHODS, sites.PUBLIC]
 MAX_NONCE = 255  # what a code keeps of it (handoff_codes.nonce)
 _VSCHARS = re.compile(r"^[\x20-\x7e]*$")  # RFC 6749 Appendix A: what a code may keep
+# A grant's answer at the token endpoint: status, JSON body, headers.
+TokenResponse = tuple[int, dict[str, Any], Collection[tuple[str, str]]]
 
 
 class Client:
@@ -106,10 +110,22 @@ def query_client(client_id: str | None) -> Client | None:
     return Client(site) if site is not None else None
 
 
+def client_of(request: OAuth2Request) -> Client:
+    """The client authlib found for a request: one of query_client's."""
+    assert isinstance(request.client, Client)
+    return request.client
+
+
+def params_of(request: OAuth2Request) -> OAuth2Payload:
+    """A request's parameters, which authlib's requests (and Pushed) carry from the start."""
+    assert request.payload is not None
+    return request.payload
+
+
 class Code:
     """A stored authorization code as authlib's AuthorizationCodeMixin sees it."""
 
-    def __init__(self, row: Any) -> None:
+    def __init__(self, row: HandoffCode) -> None:
         self.row = row
         self.code_challenge = row.code_challenge
         self.code_challenge_method = "S256" if row.code_challenge else None
@@ -121,7 +137,7 @@ class Code:
         return str(self.row.scope or "")
 
     def get_nonce(self) -> str | None:
-        return self.row.nonce  # type: ignore[no-any-return]
+        return self.row.nonce
 
     def get_auth_time(self) -> int | None:
         return int(self.row.auth_time.timestamp()) if self.row.auth_time else None
@@ -157,8 +173,9 @@ class S256Only(CodeChallenge):
 # of one (", \, control and non-ASCII characters): a ValueError, a 500, for every request naming
 # such a value. The refusals below say the same without echoing what was sent.
 
-class CodeGrant(AuthorizationCodeGrant):  # type: ignore[misc]
+class CodeGrant(AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = TOKEN_AUTH_METHODS
+    presented: HandoffCode | None  # the code a token request named, while it is checked
 
     def validate_authorization_redirect_uri(self, request: OAuth2Request, client: Client) -> str:
         """authlib's check, for a client that has no default redirect URI: a registered one
@@ -176,7 +193,7 @@ class CodeGrant(AuthorizationCodeGrant):  # type: ignore[misc]
         authlib checks one only when the request's own scope names openid (not when the scope
         is left out and the client's default is taken)."""
         redirect_uri: str = super().validate_authorization_request()
-        nonce = self.request.payload.data.get("nonce") or ""
+        nonce = params_of(self.request).data.get("nonce") or ""
         if len(nonce) > MAX_NONCE or not _VSCHARS.match(nonce):
             raise InvalidRequestError(f"nonce must be at most {MAX_NONCE} printable ASCII "
                                       "characters.", redirect_uri=redirect_uri)
@@ -186,20 +203,21 @@ class CodeGrant(AuthorizationCodeGrant):  # type: ignore[misc]
         return tokens.new_secret()
 
     def save_authorization_code(self, code: str, request: OAuth2Request) -> None:
-        data = request.payload.data
+        data = params_of(request).data
+        assert request.user is not None  # the authorization endpoint's signed-in browser user
         signed_in: browser.BrowserUser = request.user
         authorization.save_code(code, signed_in.auth_session, authorization.Authorization(
-            client_id=request.client.client_id, redirect_uri=request.payload.redirect_uri,
+            client_id=client_of(request).client_id, redirect_uri=params_of(request).redirect_uri,
             scope=request.scope, nonce=data.get("nonce"),
             code_challenge=data.get("code_challenge"),
             pushed_request=request.request_uri if isinstance(request, Pushed) else None))
 
-    def query_authorization_code(self, code: str, client: Client) -> Code | None:
+    def query_authorization_code(self, code: str, client: ClientMixin) -> Code | None:
         row = authorization.find_code(code)
         if row is None:
             return None
         self.presented = row  # burned below if anything else about the request is wrong
-        if not authorization.is_redeemable(row, client.client_id):
+        if not authorization.is_redeemable(row, client.get_client_id()):
             return None
         return Code(row)
 
@@ -212,16 +230,17 @@ class CodeGrant(AuthorizationCodeGrant):  # type: ignore[misc]
                 authorization.refuse(self.presented.code_hash, client_info())
             raise
 
-    @hooked  # type: ignore[misc]
-    def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
-        code: Code = self.request.authorization_code
+    @hooked
+    def create_token_response(self) -> TokenResponse:
+        code = self.request.authorization_code
+        assert isinstance(code, Code)  # query_authorization_code's, above
         try:
-            issued = authorization.redeem(code.row.code_hash, self.request.client.client_id,
+            issued = authorization.redeem(code.row.code_hash, client_of(self.request).client_id,
                                           client_info())
         except AuthError:
             raise InvalidGrantError("The code is invalid, expired or already used.") from None
         self.request.user = issued.user
-        self.request.issued = issued
+        self.request.issued = issued  # type: ignore[attr-defined]  # for encode_id_token below
         return 200, token_response(issued), self.TOKEN_RESPONSE_HEADER
 
     def authenticate_user(self, authorization_code: Code) -> Any:
@@ -234,19 +253,21 @@ def token_response(issued: sessions.IssuedTokens) -> dict[str, Any]:
             "scope": issued.session.scope or ""}
 
 
-class OpenIDConnect(OpenIDCode):  # type: ignore[misc]
+class OpenIDConnect(OpenIDCode):
     """The ID token, as the domain makes it; authlib checks nonce and prompt at authorization."""
 
     def exists_nonce(self, nonce: str, request: OAuth2Request) -> bool:
         return False  # a nonce is the client's to check (in the ID token); codes are single use
 
     def encode_id_token(self, token: dict[str, Any], request: OAuth2Request) -> str:
-        code: Code = request.authorization_code
-        return authorization.id_token(request.issued, code.get_nonce(), code.row.auth_time,
+        code = request.authorization_code
+        assert isinstance(code, Code)
+        issued = request.issued  # type: ignore[attr-defined]  # CodeGrant's, above
+        return authorization.id_token(issued, code.get_nonce(), code.row.auth_time,
                                       code.row.browser_session_id)
 
 
-class RefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
+class RefreshGrant(RefreshTokenGrant):
     """Refresh with the service's own rotation, grace window and reuse detection
     (sessions.refresh), for the client the token was issued to."""
 
@@ -261,16 +282,18 @@ class RefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
     def _validate_token_scope(self, token: str) -> None:
         """A refresh may name the scope again, or part of it (RFC 6749 §6); it keeps the scope
         its session was granted, which the response says."""
-        asked = set(scope_to_list(self.request.payload.scope) or ())
+        asked = set(scope_to_list(params_of(self.request).scope) or ())
         found = authorization.find_token(token, "refresh_token") if asked else None
         if found is not None and not asked <= set((found.session.scope or "").split()):
             raise InvalidScopeError()
 
-    @hooked  # type: ignore[misc]
-    def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
+    @hooked
+    def create_token_response(self) -> TokenResponse:
+        refresh_token = self.request.refresh_token
+        assert isinstance(refresh_token, str)  # _validate_request_token's, above
         try:
-            issued = sessions.refresh(self.request.refresh_token, client_info(),
-                                      client_id=self.request.client.client_id)
+            issued = sessions.refresh(refresh_token, client_info(),
+                                      client_id=client_of(self.request).client_id)
         except AuthError:
             raise InvalidGrantError("The refresh token is invalid, expired or revoked.") \
                 from None
@@ -278,7 +301,7 @@ class RefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
         return 200, token_response(issued), self.TOKEN_RESPONSE_HEADER
 
 
-class ClientGrant(ClientCredentialsGrant):  # type: ignore[misc]
+class ClientGrant(ClientCredentialsGrant):
     """client_credentials, for confidential clients: a token for the client itself, with the
     admin audience (domain/oidc/authorization.py, issue_client_token). No scopes are defined for it
     yet, so none may be asked for."""
@@ -286,18 +309,19 @@ class ClientGrant(ClientCredentialsGrant):  # type: ignore[misc]
     TOKEN_ENDPOINT_AUTH_METHODS = SECRET_METHODS
 
     def validate_requested_scope(self) -> None:
-        if self.request.payload.scope:
+        if params_of(self.request).scope:
             raise InvalidScopeError("No scope is defined for a client's own token yet.")
 
-    @hooked  # type: ignore[misc]
-    def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
-        issued = authorization.issue_client_token(self.request.client.client_id, client_info())
+    @hooked
+    def create_token_response(self) -> TokenResponse:
+        issued = authorization.issue_client_token(client_of(self.request).client_id,
+                                                  client_info())
         return 200, {"access_token": issued.token, "token_type": "Bearer",
                      "expires_in": tools().access_tokens.ttl, "scope": ""}, \
             self.TOKEN_RESPONSE_HEADER
 
 
-class Revocation(RevocationEndpoint):  # type: ignore[misc]
+class Revocation(RevocationEndpoint):
     CLIENT_AUTH_METHODS = TOKEN_AUTH_METHODS
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> Any:
@@ -315,7 +339,7 @@ class Revocation(RevocationEndpoint):  # type: ignore[misc]
             return None
 
 
-class Introspection(IntrospectionEndpoint):  # type: ignore[misc]
+class Introspection(IntrospectionEndpoint):
     CLIENT_AUTH_METHODS = SECRET_METHODS
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> Any:
@@ -345,13 +369,13 @@ class _Token:
         return not self.found.active
 
 
-class EndSession(EndSessionEndpoint):  # type: ignore[misc]
+class EndSession(EndSessionEndpoint):
     """RP-initiated logout. An id_token_hint must be one of ours (signed with a key of our JWKS,
     our issuer); with one, the browser session it names ends, with every client session opened
     through it; and the browser is signed out."""
 
     def get_server_jwks(self) -> dict[str, Any]:
-        return tools().access_tokens.keyring.jwks()  # type: ignore[no-any-return]
+        return tools().access_tokens.keyring.jwks()
 
     def validate_request(self, request: OAuth2Request) -> EndSessionRequest:
         validated = super().validate_request(request)
@@ -400,12 +424,14 @@ class _Params(OAuth2Payload):
         return {name: [value] for name, value in self._params.items()}
 
 
-class Pushed(OAuth2Request):  # type: ignore[misc]
+class Pushed(OAuth2Request):
     """An authorization request whose parameters a client pushed (or is pushing): authlib
     validates them as it would a query."""
 
     def __init__(self, params: Mapping[str, str], request_uri: str | None) -> None:
-        super().__init__(flask_request.method, flask_request.url, headers=flask_request.headers)
+        # werkzeug's Headers, as authlib's Flask request passes them (typed as no Mapping).
+        super().__init__(flask_request.method, flask_request.url,
+                         headers=flask_request.headers)  # type: ignore[call-overload]
         self.payload = _Params(params)
         self.request_uri = request_uri
 
@@ -447,14 +473,16 @@ def push_authorization_request(validate_params: Any) -> Response:
     sent = FlaskOAuth2Request(flask_request)
     try:
         client = server_.authenticate_client(sent, TOKEN_AUTH_METHODS, "pushed_authorization")
+        assert isinstance(client, Client)  # query_client's
         params = _pushed_params(client)
         pushed = Pushed(params, None)
         grant = server_.get_authorization_grant(pushed)
+        assert isinstance(grant, CodeGrant)  # the one grant of the authorization endpoint
         grant.validate_authorization_request()
         validate_params(params)
     except OAuth2Error as error:
         error.redirect_uri = None
-        response: Response = server_.handle_error_response(sent, error)
+        response = error_response(error, sent)
     else:
         address = ratelimits.limit_key_ip() if client.site.is_public else None
         response = jsonify(request_uri=pushed_requests.push(client.client_id, params, address),
@@ -464,7 +492,7 @@ def push_authorization_request(validate_params: Any) -> Response:
     return response
 
 
-class UnknownResponseType(UnsupportedResponseTypeError):  # type: ignore[misc]
+class UnknownResponseType(UnsupportedResponseTypeError):
     """unsupported_response_type, whatever the response type was (not echoed: see CodeGrant)."""
 
     def __init__(self, redirect_uri: str | None) -> None:
@@ -474,8 +502,9 @@ class UnknownResponseType(UnsupportedResponseTypeError):  # type: ignore[misc]
         return "The only response_type supported is code."
 
 
-class Server(AuthorizationServer):  # type: ignore[misc]
-    def create_oauth2_request(self, request: Any) -> OAuth2Request:
+class Server(AuthorizationServer):
+    # A pushed request is no FlaskOAuth2Request, which authlib's Flask types promise.
+    def create_oauth2_request(self, request: Any) -> OAuth2Request:  # type: ignore[override]
         """The request given (a pushed one), or Flask's."""
         if isinstance(request, OAuth2Request):
             return request
@@ -520,3 +549,17 @@ def build(app: Flask) -> AuthorizationServer:
 def server() -> AuthorizationServer:
     found: AuthorizationServer = current_app.extensions[SERVER_KEY]
     return found
+
+
+def flask_response(answer: object) -> Response:
+    """An answer of authlib's Flask server: a Flask response, though its types (those of
+    authlib's core) say any object, or the core's tuple."""
+    assert isinstance(answer, Response)
+    return answer
+
+
+def error_response(error: OAuth2Error, request: OAuth2Request | None = None) -> Response:
+    """authlib's RFC 6749 answer to `error`. It reads the request only for error URIs, which
+    are not configured here: None will do where no request was parsed."""
+    answer = server().handle_error_response(request, error)  # type: ignore[arg-type]  # None
+    return flask_response(answer)

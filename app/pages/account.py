@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import Response, abort, flash, redirect, render_template, request, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
+from werkzeug.wrappers import Response
 
 from app.domain.accounts import accounts, identities, providers, recovery
 from app.domain.errors import (
@@ -24,8 +25,10 @@ from app.pages.forms import (
     ChangePasswordForm,
     PasskeyAddForm,
     StepUpForm,
+    add_error,
     field_errors,
     passkey_form,
+    required_text,
 )
 from app.web import browser, provider_flow, ratelimits
 from app.web.client import client_info
@@ -73,17 +76,17 @@ def change_password() -> Response | tuple[str, int, dict[str, str]]:
     if not form.validate_on_submit():
         return _render(form, 422)
     try:
-        accounts.change_password(signed_in.user, form.current_password.data,
-                                 form.new_password.data, client_info(),
+        accounts.change_password(signed_in.user, required_text(form.current_password),
+                                 required_text(form.new_password), client_info(),
                                  keep_session=signed_in.auth_session.id,
                                  code=form.second_factor_code.data or None)
     except InvalidCredentials as error:
-        form.current_password.errors.append(error.detail)
+        add_error(form.current_password, error.detail)
         return _render(form, 401)
     except (StepUpRequired, InvalidSecondFactor) as error:
-        form.second_factor_code.errors.append(
-            "Enter a code of your second factor to change the password."
-            if isinstance(error, StepUpRequired) else error.detail)
+        add_error(form.second_factor_code,
+                  "Enter a code of your second factor to change the password."
+                  if isinstance(error, StepUpRequired) else error.detail)
         return _render(form, error.status)
     except InvalidBody as error:
         field_errors(form, error)

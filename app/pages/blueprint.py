@@ -15,7 +15,8 @@ from app.web.errors import Failure, register_failures
 
 bp = Blueprint("pages", __name__)
 bp.add_app_template_filter(describe, "device")
-bp.add_app_template_global(DISPLAY_NAMES, "provider_names")
+bp.add_app_template_global(  # a template global may be any value
+    DISPLAY_NAMES, "provider_names")  # type: ignore[arg-type]  # typed for functions only
 
 ERROR_TEXT = {
     400: ("This request could not be used", "Go back and try again."),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from flask_wtf import FlaskForm
 from wtforms import EmailField, Field, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
@@ -28,7 +30,7 @@ def well_formed_address(_form: FlaskForm, field: Field) -> None:
         raise ValidationError(error.detail) from None
 
 
-class LoginForm(FlaskForm):  # type: ignore[misc]
+class LoginForm(FlaskForm):
     email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "username webauthn",  # passkeys offered too
                                   "autocapitalize": "none"})
@@ -36,7 +38,7 @@ class LoginForm(FlaskForm):  # type: ignore[misc]
                              render_kw={"autocomplete": "current-password"})
 
 
-class SignupForm(FlaskForm):  # type: ignore[misc]
+class SignupForm(FlaskForm):
     full_name = StringField("Name", validators=[Length(max=200), PRINTABLE],
                             render_kw={"autocomplete": "name"})
     email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
@@ -46,25 +48,25 @@ class SignupForm(FlaskForm):  # type: ignore[misc]
                              description="At least 8 characters. A few unusual words work well.")
 
 
-class LinkPasswordForm(FlaskForm):  # type: ignore[misc]
+class LinkPasswordForm(FlaskForm):
     """Prove an existing account's password to link a provider to it."""
 
     password = PasswordField("Password of this account", validators=PASSWORD,
                              render_kw={"autocomplete": "current-password"})
 
 
-class ForgotPasswordForm(FlaskForm):  # type: ignore[misc]
+class ForgotPasswordForm(FlaskForm):
     email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE,
                                             well_formed_address],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
 
 
-class ResetPasswordForm(FlaskForm):  # type: ignore[misc]
+class ResetPasswordForm(FlaskForm):
     new_password = PasswordField("New password", validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
 
 
-class ChangePasswordForm(FlaskForm):  # type: ignore[misc]
+class ChangePasswordForm(FlaskForm):
     current_password = PasswordField("Current password",
                                      validators=PASSWORD,
                                      render_kw={"autocomplete": "current-password"})
@@ -76,7 +78,7 @@ class ChangePasswordForm(FlaskForm):  # type: ignore[misc]
         validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
-class SecondFactorForm(FlaskForm):  # type: ignore[misc]
+class SecondFactorForm(FlaskForm):
     """A code of the second factor: from the authenticator app, or a recovery code."""
 
     code = StringField("Code", validators=[DataRequired(), Length(max=32), PRINTABLE],
@@ -85,7 +87,7 @@ class SecondFactorForm(FlaskForm):  # type: ignore[misc]
                                    "your recovery codes.")
 
 
-class TotpSetupForm(FlaskForm):  # type: ignore[misc]
+class TotpSetupForm(FlaskForm):
     """The first code of a new authenticator app, which turns it on."""
 
     code = StringField("Code", validators=[DataRequired(), Length(max=32), PRINTABLE],
@@ -93,14 +95,14 @@ class TotpSetupForm(FlaskForm):  # type: ignore[misc]
                        description="The 6-digit code the app shows for this account.")
 
 
-class StepUpForm(FlaskForm):  # type: ignore[misc]
+class StepUpForm(FlaskForm):
     """A change to how the account signs in: a fresh code, unless the sign-in is recent."""
 
     code = StringField("Code from your authenticator app, or a recovery code",
                        validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
-class PasskeyAnswerForm(FlaskForm):  # type: ignore[misc]
+class PasskeyAnswerForm(FlaskForm):
     """A passkey's answer to a ceremony, as JSON (static/passkeys.js puts it in)."""
 
     credential = HiddenField(validators=[DataRequired(), Length(max=60 * 1024)])
@@ -118,12 +120,27 @@ class PasskeyAddForm(PasskeyAnswerForm):
                        description="So you can tell it from others, e.g. “Work laptop”.")
 
 
-class ActionForm(FlaskForm):  # type: ignore[misc]
+class ActionForm(FlaskForm):
     """A button that changes something (sign out, unlink...): only its CSRF token."""
 
 
-def field_errors(form: object, error: InvalidBody) -> None:
+def field_errors(form: FlaskForm, error: InvalidBody) -> None:
     """Put the domain's errors next to the fields they point at."""
     for item in error.errors or [{"pointer": "", "detail": error.detail}]:
         field = getattr(form, item["pointer"].removeprefix("#/"), None)
-        (field.errors if field is not None else form.form_errors).append(item["detail"])  # type: ignore[attr-defined]
+        if field is not None:
+            add_error(field, item["detail"])
+        else:
+            form.form_errors.append(item["detail"])
+
+
+def add_error(field: Field, message: str) -> None:
+    """Show `message` under a field of a validated form. (Validation made its errors a list;
+    WTForms types them as any sequence, as they are a tuple before.)"""
+    cast(list[str], field.errors).append(message)
+
+
+def required_text(field: Field) -> str:
+    """What a DataRequired field of a validated form holds: text, never None."""
+    assert isinstance(field.data, str)
+    return field.data

@@ -98,7 +98,8 @@ class RedisOrDatabaseStorage(Storage):
             # Counted in Redis, which cannot say when its window ends: the caller falls back
             # to the limit's whole period (app/web/ratelimits.py), not "now".
             raise failure or RedisError("the window of this limit is not known")
-        return row.expires_at.timestamp()
+        expires_at: datetime = row.expires_at
+        return expires_at.timestamp()
 
     def check(self) -> bool:
         return self.redis.check()

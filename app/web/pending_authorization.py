@@ -12,9 +12,13 @@ that `prompt=login` is satisfied by a sign-in after it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
-from flask import Response, current_app, request, url_for
+from flask import current_app, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from werkzeug.wrappers import Response
+
+R = TypeVar("R", bound=Response)  # a redirect, or a Flask response: given back as it came
 
 MAX_AGE = 600  # seconds a person may take to sign in
 MAX_QUERY = 3000  # characters of an authorization request's query that a cookie can hold
@@ -36,14 +40,14 @@ def _serializer() -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt=_SALT)
 
 
-def remember(response: Response, query: str, asked_at: int) -> Response:
+def remember(response: R, query: str, asked_at: int) -> R:
     response.set_cookie(_cookie_name(), _serializer().dumps([query, asked_at]), max_age=MAX_AGE,
                         path="/", secure=current_app.config["SESSION_COOKIE_SECURE"],
                         httponly=True, samesite="Lax")
     return response
 
 
-def forget(response: Response) -> Response:
+def forget(response: R) -> R:
     response.delete_cookie(_cookie_name(), path="/",
                            secure=current_app.config["SESSION_COOKIE_SECURE"], httponly=True,
                            samesite="Lax")

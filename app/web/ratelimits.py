@@ -68,7 +68,7 @@ def _untrusted_email() -> str:
         data = json.loads(request.get_data(cache=True)) if request.is_json else request.form
     except (ValueError, RecursionError):
         data = None
-    untrusted = data.get("email") if hasattr(data, "get") else None
+    untrusted = data.get("email") if isinstance(data, dict) else None  # a MultiDict is a dict
     key = email_key(untrusted)[:320] if isinstance(untrusted, str) else ""
     return key or f"{NO_EMAIL}|{limit_key_ip()}"
 

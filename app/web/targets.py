@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from flask import Response, g, redirect, request
+from flask import g, redirect, request
+from werkzeug.wrappers import Response
 
 from app.domain.clients import sites
 from app.domain.errors import InvalidRedirectUri, InvalidRequest

@@ -38,6 +38,7 @@ from limits import parse
 from sqlalchemy import case, delete, literal, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.db.rows import changed
 from app.db.transactions import writes
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -360,8 +361,8 @@ def purge_stale() -> int:
     database while Redis failed whose window has ended (cron, with sessions purge-expired)."""
     _, longest = max(_rule("LIMIT_LOGIN_FAILURES"), _rule("LIMIT_PASSWORD_CHANGE_FAILURES"),
                      _rule("LIMIT_SECOND_FACTOR_FAILURES"), key=lambda rule: rule[1])
-    deleted = db.session.execute(delete(FailureCounter).where(
-        FailureCounter.window_start < now() - longest - timedelta(days=1))).rowcount
-    deleted = (deleted or 0) + db.session.execute(delete(RateLimitCounter).where(
-        RateLimitCounter.expires_at <= now())).rowcount
+    deleted = changed(delete(FailureCounter).where(
+        FailureCounter.window_start < now() - longest - timedelta(days=1)))
+    deleted = (deleted or 0) + changed(delete(RateLimitCounter).where(
+        RateLimitCounter.expires_at <= now()))
     return int(deleted or 0)

@@ -16,6 +16,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.db.rows import changed
 from app.db.transactions import writes
 from app.domain.clock import system_clock
 from app.extensions import db
@@ -50,16 +51,16 @@ def retry(*, failed: bool) -> int:
     server, say); with `failed`, also put failed jobs back, with a fresh set of attempts.
     Jobs a worker holds are left to it. How many jobs are due now."""
     at = system_clock()
-    waiting = db.session.execute(
+    waiting = changed(
         update(MailJob).where(MailJob.status == MailJob.PENDING, MailJob.claimed_by.is_(None),
                               MailJob.next_attempt_at > at)
-        .values(next_attempt_at=at).execution_options(synchronize_session=False)).rowcount
+        .values(next_attempt_at=at).execution_options(synchronize_session=False))
     revived = 0
     if failed:
-        revived = db.session.execute(
+        revived = changed(
             update(MailJob).where(MailJob.status == MailJob.FAILED)
             .values(status=MailJob.PENDING, attempts=0, next_attempt_at=at, finished_at=None)
-            .execution_options(synchronize_session=False)).rowcount
+            .execution_options(synchronize_session=False))
     return int(waiting) + int(revived)
 
 
@@ -68,10 +69,10 @@ def purge(older_than: timedelta, *, failed: bool = False) -> int:
     """Delete jobs sent or skipped more than `older_than` ago (with `failed`, failed ones too:
     their mail will never go). How many were deleted."""
     done = [MailJob.SENT, MailJob.SKIPPED, *([MailJob.FAILED] if failed else [])]
-    deleted = db.session.execute(
+    deleted = changed(
         delete(MailJob).where(MailJob.status.in_(done),
                               MailJob.finished_at < system_clock() - older_than)
-        .execution_options(synchronize_session=False)).rowcount
+        .execution_options(synchronize_session=False))
     return int(deleted)
 
 

@@ -31,12 +31,11 @@ from app.domain.errors import (
     AuthError,
     BearerError,
     InvalidRequestUri,
-    InvalidToken,
-    MissingToken,
 )
 from app.domain.oidc import authorization
 from app.oidc import server as oidc_server
 from app.web import browser, pending_authorization, ratelimits
+from app.web.bearer import bearer_token
 from app.web.client import client_info
 from app.web.errors import Failure, register_failures
 
@@ -269,20 +268,10 @@ def introspect() -> Response:
     return response
 
 
-def _bearer() -> str:
-    """RFC 6750 §2.1: the access token from the Authorization header, and from nowhere else."""
-    scheme, _, untrusted_token = request.headers.get("Authorization", "").partition(" ")
-    if not scheme:
-        raise MissingToken()
-    if scheme.lower() != "bearer" or not untrusted_token.strip():
-        raise InvalidToken()
-    return untrusted_token.strip()
-
-
 @bp.route("/oauth2/userinfo", methods=["GET", "POST"])
 def userinfo() -> Response:
     try:
-        response = jsonify(authorization.userinfo(_bearer()))
+        response = jsonify(authorization.userinfo(bearer_token()))
     except BearerError as error:
         code = error.code if error.code == "insufficient_scope" else "invalid_token"
         response = jsonify(error=code, error_description=error.detail)

@@ -162,6 +162,12 @@ def live_session(session_id: str) -> AuthSession | None:
     return session if session is not None and is_live(session, now()) else None
 
 
+def own_live_session(session_id: str, user_id: str) -> AuthSession | None:
+    """`user_id`'s live session `session_id`: another's is None, as one that ended is."""
+    session = live_session(session_id)
+    return session if session is not None and session.user_id == user_id else None
+
+
 def live_sessions(user_id: str) -> list[AuthSession]:
     found = db.session.scalars(
         select(AuthSession).join(User, User.id == AuthSession.user_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, insert, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import make_transient_to_detached
 
 from app.extensions import db
@@ -46,3 +47,15 @@ def claim_once(model: type[Any], where: ColumnElement[bool], unclaimed: Any,
         .execution_options(synchronize_session=False)
     ).rowcount
     return bool(claimed == 1)
+
+
+def add_unless_taken(instance: Any) -> bool:
+    """Add `instance` and write it at once; False, with nothing written, when a unique constraint
+    refuses it (a concurrent request wrote the same first). Only a savepoint rolls back, so the
+    caller's unit of work, and whatever a joined caller wrote, goes on."""
+    try:
+        with db.session.begin_nested():
+            db.session.add(instance)
+    except IntegrityError:
+        return False
+    return True

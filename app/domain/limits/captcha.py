@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 import requests
 from flask import current_app
 from redis import RedisError
-from sqlalchemy.exc import IntegrityError
 
+from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
@@ -41,7 +41,6 @@ from app.domain.errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailabl
 from app.domain.oidc import sites
 from app.domain.tokens import tokens
 from app.domain.tools import tools
-from app.extensions import db
 from app.models import FailureCounter
 from app.observability import count_captcha
 
@@ -256,18 +255,9 @@ def _claim(token: str) -> bool:
     return _claim_in_database(digest)
 
 
-def _claim_in_database(digest: str) -> bool:
-    try:
-        _insert_claim(digest)
-    except IntegrityError:
-        return False
-    return True
-
-
 @writes
-def _insert_claim(digest: str) -> None:
+def _claim_in_database(digest: str) -> bool:
     """One row per token (kept until `purge_stale` deletes it with the other counters)."""
     at = now()
-    db.session.add(FailureCounter(scope=REPLAY_SCOPE, subject=digest, source="*", failures=1,
-                                  window_start=at, last_failure_at=at))
-    db.session.flush()
+    return add_unless_taken(FailureCounter(scope=REPLAY_SCOPE, subject=digest, source="*",
+                                           failures=1, window_start=at, last_failure_at=at))

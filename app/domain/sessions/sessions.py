@@ -236,7 +236,7 @@ def refresh(raw: str, client: ClientInfo, *, client_id: str | None = None) -> Is
         rotated = _rotate(row, raw, at, client)
         if rotated is not None:
             return rotated
-        db.session.rollback()  # another request rotated it first: read again what it did
+        db.session.expire_all()  # another request rotated it first: read again what it did
     raise InvalidRefreshToken()
 
 
@@ -265,13 +265,15 @@ def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> Is
     """Mark `row` used and create its successor, or None when another request got there first.
     InvalidRefreshToken when the session ended since it was read."""
     session = row.session
-    if not _touch_if_live(session, at, client):
-        raise InvalidRefreshToken()
-    successor = _new_refresh_token(session, at)
-    sealed = tokens.seal(raw, successor, purpose="successor")
-    if not claim_once(RefreshToken, RefreshToken.id == row.id, RefreshToken.rotated_at,
-                      rotated_at=at, successor_sealed=sealed):
-        return None
+    with db.session.begin_nested() as attempt:  # a lost race undoes this, not a joined caller's
+        if not _touch_if_live(session, at, client):
+            raise InvalidRefreshToken()
+        successor = _new_refresh_token(session, at)
+        sealed = tokens.seal(raw, successor, purpose="successor")
+        if not claim_once(RefreshToken, RefreshToken.id == row.id, RefreshToken.rotated_at,
+                          rotated_at=at, successor_sealed=sealed):
+            attempt.rollback()
+            return None
     audit.record("token_refreshed", client, user_id=session.user_id, session_id=session.id)
     return _issue(session.user, session, successor)
 

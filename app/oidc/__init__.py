@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from authlib.oauth2.rfc6749 import AccessDeniedError, InvalidRequestError, OAuth2Error
@@ -147,10 +148,18 @@ def authorize_decision() -> Response | tuple[str, int]:
     except ValidationError:
         return _page(400, "This form expired or did not come from this site",
                      "Go back to the site and sign in again.")
-    return _authorize(request.form.get("decision"))
+    untrusted = request.form.get("decision")
+    return _authorize(Decision(untrusted) if untrusted in list(Decision) else None)
 
 
-def _authorize(decision: str | None) -> Response | tuple[str, int]:
+class Decision(StrEnum):
+    """The consent page's two buttons (templates/oidc/consent.html); None is no answer yet."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+
+
+def _authorize(decision: Decision | None) -> Response | tuple[str, int]:
     server = oidc_server.server()
     signed_in = browser.current()
     try:
@@ -200,15 +209,15 @@ def _dead_request_uri(error: InvalidRequestUri) -> Response:
 
 
 def _consented(grant: Any, signed_in: browser.BrowserUser, prompts: set[str],
-               decision: str | None) -> bool:
+               decision: Decision | None) -> bool:
     """The family's own sites need no consent; another site needs the person's, once per scope
     (again with `prompt=consent`). AccessDeniedError when they refuse."""
     site, scope = grant.client.site, grant.request.scope
     if site.first_party:
         return True
-    if decision == "deny":
+    if decision is Decision.DENY:
         raise AccessDeniedError()
-    if decision == "allow":
+    if decision is Decision.ALLOW:
         authorization.give_consent(signed_in.user.id, site.client_id, scope, client_info())
         return True
     return "consent" not in prompts and authorization.has_consent(signed_in.user.id,

@@ -243,7 +243,7 @@ class RefreshGrant(RefreshTokenGrant):  # type: ignore[misc]
         """A refresh may name the scope again, or part of it (RFC 6749 §6); it keeps the scope
         its session was granted, which the response says."""
         asked = set(scope_to_list(self.request.payload.scope) or ())
-        found = authorization.find_token(token, "refresh_token") if asked else None
+        found = authorization.find_token(token, authorization.TokenKind.REFRESH) if asked else None
         if found is not None and not asked <= set((found.session.scope or "").split()):
             raise InvalidScopeError()
 
@@ -306,7 +306,7 @@ class Introspection(IntrospectionEndpoint):  # type: ignore[misc]
     def check_permission(self, token: _Token, client: Client, request: OAuth2Request) -> bool:
         # Access tokens have the shared audience: any confidential client may ask about one.
         # A refresh token is its own client's business only.
-        return token.found.kind == "access_token" or token.check_client(client)
+        return token.found.kind is authorization.TokenKind.ACCESS or token.check_client(client)
 
     def introspect_token(self, token: _Token) -> dict[str, Any]:
         return authorization.introspection(token.found)

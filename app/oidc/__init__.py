@@ -34,6 +34,7 @@ from app.domain.errors import (
     InvalidRequestUri,
 )
 from app.domain.oidc import authorization
+from app.oidc import pushed as oidc_pushed
 from app.oidc import server as oidc_server
 from app.web import browser, pending_authorization, ratelimits
 from app.web.bearer import bearer_token
@@ -163,7 +164,7 @@ def _authorize(decision: Decision | None) -> Response | tuple[str, int]:
     server = oidc_server.server()
     signed_in = browser.current()
     try:
-        asked = oidc_server.authorization_request()
+        asked = oidc_pushed.authorization_request()
         grant = server.get_consent_grant(request=asked, end_user=signed_in)
     except InvalidRequestUri as error:
         return _dead_request_uri(error)

@@ -7,8 +7,8 @@
   the account up: the job does that when it runs.
 - Each process runs one worker thread, started by its first request (after a fork, never
   before). It is woken when a job is committed, or, inside `holding()` (every request:
-  app/after_response.py), once the answer has been sent, so that nothing competes with the answer
-  for the interpreter; otherwise it looks every SVC_MAIL_POLL_SECONDS.
+  app/web/after_response.py), once the answer has been sent, so that nothing competes with the
+  answer for the interpreter; otherwise it looks every SVC_MAIL_POLL_SECONDS.
 - A worker claims one due job at a time with a conditional UPDATE, which only one of several
   workers or instances can win, and holds it for a lease (SVC_MAIL_LEASE_SECONDS): a job whose
   worker died is due again when the lease ends. A failure (the mail server, the database, a bug)

@@ -7,6 +7,7 @@ from app/api/documents.py; the operations are listed once, below.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cache
 from typing import Any
 
@@ -18,6 +19,13 @@ from app.api import documents as out
 from app.api import schemas as body
 
 REF = "#/components/schemas/{model}"
+
+
+class Answer(StrEnum):
+    """A response with no JSON model: a redirect (a Location header) or an HTML page."""
+
+    REDIRECT = "redirect"
+    PAGE = "page"
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,7 @@ class Operation:
     operation_id: str
     summary: str
     tag: str
-    responses: dict[int, type[BaseModel] | str | None]  # a model, "redirect", or no body
+    responses: dict[int, type[BaseModel] | Answer | None]  # a model, an Answer, or no body
     body: type[BaseModel] | None = None
     bearer: bool = False
     params: tuple[Param, ...] = ()
@@ -115,7 +123,7 @@ OPERATIONS = (
               "Start signing in with a provider", "v2",
               # 401 and 405: the name of one of our own endpoints in place of the provider
               # (`verify`, `login`...) reaches that endpoint instead.
-              {302: "redirect", 400: out.Problem, 401: out.Problem, 404: out.Problem,
+              {302: Answer.REDIRECT, 400: out.Problem, 401: out.Problem, 404: out.Problem,
                405: out.Problem},
               params=(PROVIDER, Param("redirect_uri", required=True,
                                       description="A redirect URI registered by a client site."),
@@ -123,7 +131,7 @@ OPERATIONS = (
     Operation("get", "/api/v2/auth/{provider}/callback", "providerCallback",
               "Where the provider sends the browser back", "v2",
               # 405: `providers` in place of the provider is the unlink endpoint's path.
-              {302: "redirect", 400: out.Problem, 404: out.Problem, 405: out.Problem},
+              {302: Answer.REDIRECT, 400: out.Problem, 404: out.Problem, 405: out.Problem},
               params=(PROVIDER, Param("state", required=True), Param("code"), Param("error"))),
     Operation("post", "/api/v2/auth/exchange-code", "exchangeCode",
               "Trade a one-time handoff code for tokens", "v2",
@@ -152,7 +160,7 @@ OPERATIONS = (
               body=body.RefreshBody),
     Operation("get", "/api/v1/auth/{provider}/login", "startProviderSignInV1",
               "Start signing in with a provider, back to a named site", "v1",
-              {302: "redirect", 400: out.Problem, 404: out.Problem},
+              {302: Answer.REDIRECT, 400: out.Problem, 404: out.Problem},
               params=(PROVIDER, Param("callback", required=True,
                                       description="A registered site name, e.g. `symbols`."),
                       *TARGET)),
@@ -167,12 +175,12 @@ OPERATIONS = (
     Operation("get", "/oauth2/authorize", "oidcAuthorize",
               "Authorization endpoint (through the hosted login; a page, or a redirect to the "
               "client with `code` or `error`)", "oidc",
-              {200: "page", 302: "redirect", 400: "page", 403: "page", 429: "page"},
-              params=AUTHORIZE, errors=out.OAuthError),
+              {200: Answer.PAGE, 302: Answer.REDIRECT, 400: Answer.PAGE, 403: Answer.PAGE,
+               429: Answer.PAGE}, params=AUTHORIZE, errors=out.OAuthError),
     Operation("post", "/oauth2/authorize", "oidcConsent",
               "The consent page's answer (`decision=allow|deny`, its CSRF token)", "oidc",
-              {302: "redirect", 400: "page", 403: "page", 429: "page"}, params=AUTHORIZE,
-              errors=out.OAuthError),
+              {302: Answer.REDIRECT, 400: Answer.PAGE, 403: Answer.PAGE, 429: Answer.PAGE},
+              params=AUTHORIZE, errors=out.OAuthError),
     Operation("post", "/oauth2/par", "oidcPushedRequest",
               "Push an authorization request (RFC 9126)", "oidc",
               {201: out.PushedRequest, 400: out.OAuthError, 401: out.OAuthError},
@@ -192,10 +200,10 @@ OPERATIONS = (
               {200: out.Introspection, 400: out.OAuthError, 401: out.OAuthError},
               form=out.TokenHintForm, client_auth=True, errors=out.OAuthError),
     Operation("get", "/oauth2/logout", "oidcLogout", "RP-initiated logout", "oidc",
-              {200: "page", 302: "redirect", 400: "page"}, params=LOGOUT,
+              {200: Answer.PAGE, 302: Answer.REDIRECT, 400: Answer.PAGE}, params=LOGOUT,
               errors=out.OAuthError),
     Operation("post", "/oauth2/logout", "oidcLogoutPost", "RP-initiated logout, by POST", "oidc",
-              {200: "page", 302: "redirect", 400: "page"}, params=LOGOUT,
+              {200: Answer.PAGE, 302: Answer.REDIRECT, 400: Answer.PAGE}, params=LOGOUT,
               errors=out.OAuthError),
 )
 
@@ -213,7 +221,7 @@ def _media(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _operation(op: Operation) -> dict[str, Any]:
-    responses: dict[int, type[BaseModel] | str | None] = {503: op.errors, **op.responses}
+    responses: dict[int, type[BaseModel] | Answer | None] = {503: op.errors, **op.responses}
     if op.body is not None:
         responses |= {413: out.Problem, 422: out.Problem, 429: out.Problem}
     if op.bearer:
@@ -229,9 +237,9 @@ def _operation(op: Operation) -> dict[str, Any]:
         entry: dict[str, Any] = {"description": STATUS_TEXT[status]}
         if isinstance(answer, type):
             entry["content"] = _media(answer)
-        elif answer == "redirect":
+        elif answer is Answer.REDIRECT:
             entry["headers"] = {"Location": {"schema": {"type": "string"}}}
-        elif answer == "page":
+        elif answer is Answer.PAGE:
             entry["content"] = PAGE
         if status == 401 and op.bearer:
             entry["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}

@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 from flask import Response, request
 
-from app.api.bearer import current_bearer
 from app.api.logins import sign_in_with_password
 from app.api.schemas import (
     EmailBody,
@@ -31,6 +30,7 @@ from app.domain.sessions.destinations import ToApi
 from app.domain.sessions.sessions import IssuedTokens
 from app.domain.sign_in import SignIn
 from app.web import captcha, ratelimits
+from app.web.bearer import current_bearer
 from app.web.client import client_info
 from app.web.errors import problem_blueprint
 

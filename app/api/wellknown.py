@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, jsonify, url_for
-from redis import RedisError
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 
+from app.domain import health as dependencies
 from app.domain.tools import tools
-from app.extensions import db
 from app.web.errors import problem, register_problem_errors
 
 bp = Blueprint("wellknown", __name__)
@@ -63,29 +60,10 @@ def issuer_metadata() -> Response:
     }), 3600)
 
 
-def _database_ok() -> bool:
-    try:
-        db.session.execute(text("SELECT 1"))
-    except SQLAlchemyError:
-        return False
-    return True
-
-
-def _redis_state() -> str:
-    redis = tools().live_sessions.redis
-    if redis is None:
-        return "not configured"
-    try:
-        redis.ping()
-    except RedisError:
-        return "unreachable"
-    return "ok"
-
-
 @bp.get("/health")
 def health() -> Response:
     """Liveness, and (as DESIGN section 4 asks) 503 when the database is unreachable."""
-    if not _database_ok():
+    if dependencies.database_state() != "ok":
         return problem(503, "service_unavailable", "The database is unreachable.")
     response = jsonify({"status": "ok"})
     response.headers["Cache-Control"] = "no-store"
@@ -95,7 +73,7 @@ def health() -> Response:
 @bp.get("/health/ready")
 def ready() -> Response:
     """Readiness for a load balancer: the database and, when configured, Redis answer."""
-    database, redis = ("ok" if _database_ok() else "unreachable"), _redis_state()
+    database, redis = dependencies.database_state(), dependencies.redis_state()
     if "unreachable" in (database, redis):
         return problem(503, "service_unavailable", "A dependency is unreachable.",
                        database=database, redis=redis)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import ColumnElement, CursorResult, Table, insert, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.sql.dml import UpdateBase
 
@@ -52,3 +53,15 @@ def changed(statement: UpdateBase) -> int:
     """Run an UPDATE or DELETE in the caller's transaction; how many rows it matched. (The
     session's execute() is typed for any statement; for these it returns a CursorResult.)"""
     return cast(CursorResult[Any], db.session.execute(statement)).rowcount
+
+
+def add_unless_taken(instance: Any) -> bool:
+    """Add `instance` and write it at once; False, with nothing written, when a unique constraint
+    refuses it (a concurrent request wrote the same first). Only a savepoint rolls back, so the
+    caller's unit of work, and whatever a joined caller wrote, goes on."""
+    try:
+        with db.session.begin_nested():
+            db.session.add(instance)
+    except IntegrityError:
+        return False
+    return True

@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from redis import Redis, RedisError
 from sqlalchemy import BindParameter, ColumnElement, bindparam, func, literal_column, select
@@ -55,6 +56,14 @@ class Account:
     plan: str
     email_verified: bool
     providers: tuple[str, ...]
+
+
+class _RedisSays(StrEnum):
+    """What Redis knows of a session: revoked, not revoked, or nothing (no Redis, or resting)."""
+
+    REVOKED = "revoked"
+    NOT_REVOKED = "not_revoked"
+    NOTHING = "nothing"
 
 
 @dataclass(frozen=True)
@@ -84,18 +93,18 @@ class LiveSessions:
         self._lookup: DriverQuery | None = None
 
     def live_account(self, session_id: str, user_id: str, at: datetime) -> Account | None:
-        revoked = self._known_revoked(session_id)
-        if revoked:
+        said = self._redis_says(session_id)
+        if said is _RedisSays.REVOKED:
             self._cache.pop(session_id, None)
             return None
-        if revoked is False:  # Redis answered: a recent cached answer is good enough
+        if said is _RedisSays.NOT_REVOKED:  # a recent cached answer is good enough
             cached = self._cache.get(session_id)
             if (cached is not None and cached.account.id == user_id
                     and cached.generation == self._generation
                     and time.monotonic() - cached.fetched_at < self.cache_seconds
                     and cached.session_expires_at > at):
                 return cached.account
-        return self._query(session_id, user_id, at, cache=revoked is False)
+        return self._query(session_id, user_id, at, cache=said is _RedisSays.NOT_REVOKED)
 
     def _query(self, session_id: str, user_id: str, at: datetime, *,
                cache: bool) -> Account | None:
@@ -121,10 +130,9 @@ class LiveSessions:
     def _resting(self) -> bool:
         return time.monotonic() < self._redis_resting_until
 
-    def _known_revoked(self, session_id: str) -> bool | None:
-        """True or False from Redis; None without Redis, or when it does not answer."""
+    def _redis_says(self, session_id: str) -> _RedisSays:
         if self.redis is None or self._resting():
-            return None
+            return _RedisSays.NOTHING
         try:
             self._publish_unpublished()  # our own first, or the answer below could be stale
             revoked, epoch = self.redis.mget(_key(session_id), EPOCH_KEY)
@@ -132,8 +140,8 @@ class LiveSessions:
                 self._new_epoch(epoch)
         except RedisError:
             self._failed("checking sessions in the database")
-            return None
-        return revoked is not None
+            return _RedisSays.NOTHING
+        return _RedisSays.NOT_REVOKED if revoked is None else _RedisSays.REVOKED
 
     def _new_epoch(self, seen: bytes | str | None) -> None:
         """Redis is new to this process, or lost its data since (restarted empty, and with it

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from authlib.oauth2.rfc6749 import AccessDeniedError, InvalidRequestError, OAuth2Error
@@ -32,13 +33,14 @@ from app.domain.errors import (
     AuthError,
     BearerError,
     InvalidRequestUri,
-    InvalidToken,
-    MissingToken,
     TooManyPushedRequests,
 )
 from app.domain.oidc import authorization
 from app.oidc import server as oidc_server
+from app.oidc.clients import params_of
+from app.oidc.pushed import authorization_request
 from app.web import browser, pending_authorization, ratelimits
+from app.web.bearer import bearer_token
 from app.web.client import client_info
 from app.web.errors import Failure, register_failures
 
@@ -150,20 +152,28 @@ def authorize_decision() -> Response | tuple[str, int]:
     except ValidationError:
         return _page(400, "This form expired or did not come from this site",
                      "Go back to the site and sign in again.")
-    return _authorize(request.form.get("decision"))
+    untrusted = request.form.get("decision")
+    return _authorize(Decision(untrusted) if untrusted in list(Decision) else None)
 
 
-def _authorize(decision: str | None) -> Response | tuple[str, int]:
+class Decision(StrEnum):
+    """The consent page's two buttons (templates/oidc/consent.html); None is no answer yet."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+
+
+def _authorize(decision: Decision | None) -> Response | tuple[str, int]:
     server = oidc_server.server()
     signed_in = browser.current()
     try:
-        asked = oidc_server.authorization_request()
+        asked = authorization_request()
         grant = server.get_consent_grant(request=asked, end_user=signed_in)
     except InvalidRequestUri as error:
         return _dead_request_uri(error)
     except OAuth2Error as error:
         return _refused(error)
-    params = oidc_server.params_of(asked).data
+    params = params_of(asked).data
     query = request.query_string.decode()
     waited = pending_authorization.pending()
     waited = waited if waited is not None and waited.query == query else None
@@ -203,15 +213,15 @@ def _dead_request_uri(error: InvalidRequestUri) -> Response:
 
 
 def _consented(grant: Any, signed_in: browser.BrowserUser, prompts: set[str],
-               decision: str | None) -> bool:
+               decision: Decision | None) -> bool:
     """The family's own sites need no consent; another site needs the person's, once per scope
     (again with `prompt=consent`). AccessDeniedError when they refuse."""
     site, scope = grant.client.site, grant.request.scope
     if site.first_party:
         return True
-    if decision == "deny":
+    if decision is Decision.DENY:
         raise AccessDeniedError()
-    if decision == "allow":
+    if decision is Decision.ALLOW:
         authorization.give_consent(signed_in.user.id, site.client_id, scope, client_info())
         return True
     return "consent" not in prompts and authorization.has_consent(signed_in.user.id,
@@ -278,20 +288,10 @@ def introspect() -> Response:
     return response
 
 
-def _bearer() -> str:
-    """RFC 6750 §2.1: the access token from the Authorization header, and from nowhere else."""
-    scheme, _, untrusted_token = request.headers.get("Authorization", "").partition(" ")
-    if not scheme:
-        raise MissingToken()
-    if scheme.lower() != "bearer" or not untrusted_token.strip():
-        raise InvalidToken()
-    return untrusted_token.strip()
-
-
 @bp.route("/oauth2/userinfo", methods=["GET", "POST"])
 def userinfo() -> Response:
     try:
-        response = jsonify(authorization.userinfo(_bearer()))
+        response = jsonify(authorization.userinfo(bearer_token()))
     except BearerError as error:
         code = error.code if error.code == "insufficient_scope" else "invalid_token"
         response = jsonify(error=code, error_description=error.detail)

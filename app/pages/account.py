@@ -134,8 +134,8 @@ def unlink_provider(provider: str) -> Response:
 @login_required
 def end_session(session_id: UUID) -> Response:
     signed_in = _signed_in()
-    target = sessions.live_session(str(session_id))
-    if target is None or target.user_id != signed_in.user.id:
+    target = sessions.own_live_session(str(session_id), signed_in.user.id)
+    if target is None:
         abort(404)
     if target.id == signed_in.auth_session.id:
         browser.sign_out()

@@ -21,7 +21,7 @@ from app.domain.errors import (
     refusal_notice,
 )
 from app.domain.limits import throttle
-from app.pages.blueprint import bp, duration, error_page
+from app.pages.blueprint import bp, refusal, too_many
 from app.pages.forms import (
     ForgotPasswordForm,
     LoginForm,
@@ -125,11 +125,10 @@ def login_submit() -> Page:
         form.form_errors.append(error.detail)
         return login_page(target, error.status, form, captcha_email=form.email.data)
     except RateLimited as error:
-        form.form_errors.append(f"Too many failed sign-ins. Try again in "
-                                f"{duration(error.retry_after)}, or reset your password.")
-        body, status, headers = login_page(target, error.status, form,
-                                           captcha_email=form.email.data)
-        return body, status, {**headers, "Retry-After": str(error.retry_after)}
+        form.form_errors.append(too_many("failed sign-ins", error.retry_after,
+                                         ", or reset your password"))
+        return refusal(error, login_page(target, error.status, form,
+                                         captcha_email=form.email.data))
 
 
 @bp.get("/login/<provider:provider>")
@@ -157,7 +156,7 @@ def signup_submit() -> Page:
     try:
         captcha.check_signup(form.email.data, form.password.data, captcha.form_token())
     except CaptchaUnavailable as error:
-        return error_page(error.status, error.detail, retry_after=error.retry_after)
+        return refusal(error)
     except CaptchaProblem as problem:
         form.form_errors.append(captcha.PAGE_WORDS[problem.code])
         return _captcha_page("pages/signup.html", target, problem.status, widget, form=form)
@@ -198,7 +197,7 @@ def forgot_submit() -> Page:
     try:
         captcha.check(captcha.FORGOT_PASSWORD, captcha.form_token())
     except CaptchaUnavailable as error:
-        return error_page(error.status, error.detail, retry_after=error.retry_after)
+        return refusal(error)
     except CaptchaProblem as problem:
         form.form_errors.append(captcha.PAGE_WORDS[problem.code])
         return _captcha_page("pages/forgot_password.html", target, problem.status, widget,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from flask import Blueprint, render_template
+from flask import Blueprint, Response, make_response, render_template
+from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
@@ -32,9 +33,29 @@ ERROR_TEXT = {
 def error_page(status: int, detail: str | None = None, *,
                retry_after: int | None = None) -> tuple[str, int, dict[str, str]]:
     title, advice = ERROR_TEXT.get(status, ERROR_TEXT[400])
-    headers = {"Retry-After": str(retry_after)} if retry_after else {}
     return (render_template("errors/page.html", title=title, detail=detail or advice,
-                            status=status, retry_after=retry_after), status, headers)
+                            status=status, retry_after=retry_after), status,
+            _retry_after(retry_after))
+
+
+def refusal(error: AuthError, page: ResponseReturnValue | None = None) -> Response:
+    """How a page says no to `error`: `page` (a form again, with the error's words on it), or else
+    the error page with its detail; with the error's status, and its Retry-After if it has one."""
+    if page is None:
+        page = error_page(error.status, error.detail, retry_after=error.retry_after)
+    response = make_response(page)
+    response.status_code = error.status
+    response.headers.update(_retry_after(error.retry_after))
+    return response
+
+
+def too_many(attempts: str, retry_after: int, advice: str = "") -> str:
+    """A limit's words on a form: "Too many wrong codes. Try again in 5 minutes."."""
+    return f"Too many {attempts}. Try again in {duration(retry_after)}{advice}."
+
+
+def _retry_after(seconds: int | None) -> dict[str, str]:
+    return {"Retry-After": str(seconds)} if seconds else {}
 
 
 @bp.errorhandler(AuthError)
@@ -62,7 +83,7 @@ def _http_error(error: HTTPException) -> tuple[str, int, dict[str, str]]:
 
 def _render_failure(failure: Failure) -> tuple[str, int, dict[str, str]]:
     if failure.status == 429 and failure.retry_after is not None:
-        return error_page(429, f"Too many attempts. Try again in {duration(failure.retry_after)}.",
+        return error_page(429, too_many("attempts", failure.retry_after),
                           retry_after=failure.retry_after)
     return error_page(failure.status, retry_after=failure.retry_after)
 

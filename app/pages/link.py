@@ -10,7 +10,7 @@ from flask import Response, render_template
 from app.domain.accounts import identities
 from app.domain.errors import InvalidCredentials, ProviderSignInRefused, RateLimited
 from app.domain.limits import throttle
-from app.pages.blueprint import bp, duration
+from app.pages.blueprint import bp, refusal, too_many
 from app.pages.forms import ActionForm, LinkPasswordForm
 from app.web import browser, provider_flow, provider_state, ratelimits
 from app.web.client import client_info
@@ -45,10 +45,8 @@ def link_account_with_password() -> Response | tuple[str, int] | tuple[str, int,
         form.password.errors.append(error.detail)
         return _render(form, 401)
     except RateLimited as error:
-        form.password.errors.append(f"Too many failed attempts. Try again in "
-                                    f"{duration(error.retry_after)}.")
-        body, status = _render(form, error.status)
-        return body, status, {"Retry-After": str(error.retry_after)}
+        form.password.errors.append(too_many("failed attempts", error.retry_after))
+        return refusal(error, _render(form, error.status))
     except ProviderSignInRefused as refused:
         provider_state.drop_link()
         return provider_flow.refuse(pending, refused)

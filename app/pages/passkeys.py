@@ -26,7 +26,7 @@ from app.domain.factors import passkeys
 from app.domain.factors.second_factors import Purpose
 from app.pages.account import _signed_in
 from app.pages.auth import login_page
-from app.pages.blueprint import bp, duration
+from app.pages.blueprint import bp, refusal, too_many
 from app.pages.forms import LoginForm, PasskeyAddForm, PasskeyAnswerForm
 from app.pages.second_factor import (
     STEP_UP_ADVICE,
@@ -154,6 +154,5 @@ def passkey_second_step() -> Page:
         return second_step_page(None, 401, "That passkey could not sign you in. Try again, or "
                                            "enter a code.")
     except RateLimited as error:
-        body, status, headers = second_step_page(
-            None, error.status, f"Too many attempts. Try again in {duration(error.retry_after)}.")
-        return body, status, {**headers, "Retry-After": str(error.retry_after)}
+        return refusal(error, second_step_page(None, error.status,
+                                               too_many("attempts", error.retry_after)))

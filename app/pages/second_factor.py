@@ -28,7 +28,7 @@ from app.domain.errors import (
 from app.domain.factors import enrolment, pending, second_factors
 from app.domain.factors.second_factors import Purpose
 from app.pages.account import _signed_in
-from app.pages.blueprint import bp, duration
+from app.pages.blueprint import bp, refusal, too_many
 from app.pages.forms import (
     PasskeyAnswerForm,
     SecondFactorForm,
@@ -49,7 +49,7 @@ STEP_UP_ADVICE = ("For this, sign in again first, or enter a code of your second
 def refused(error: AuthError) -> Response:
     """Back to the account page's second factors, saying why not."""
     if isinstance(error, RateLimited):
-        flash(f"Too many wrong codes. Try again in {duration(error.retry_after)}.")
+        flash(too_many("wrong codes", error.retry_after))
     elif isinstance(error, StepUpRequired):
         flash(STEP_UP_ADVICE)
     else:
@@ -207,7 +207,5 @@ def second_step_submit() -> Page:
         form.code.errors.append("That code is not right, or was already used.")
         return second_step_page(form, 401)
     except RateLimited as error:
-        form.code.errors.append(f"Too many wrong codes. Try again in "
-                                f"{duration(error.retry_after)}.")
-        body, status, headers = second_step_page(form, error.status)
-        return body, status, {**headers, "Retry-After": str(error.retry_after)}
+        form.code.errors.append(too_many("wrong codes", error.retry_after))
+        return refusal(error, second_step_page(form, error.status))

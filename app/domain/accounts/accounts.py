@@ -8,8 +8,8 @@ from typing import TypeVar
 
 from flask import current_app
 from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
 
+from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import addresses, audit
 from app.domain.accounts.passwords import check_policy
@@ -82,12 +82,8 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
     user = User(email=email, email_key=email, full_name=full_name.strip(), plan=plan,
                 created_at=at, password_changed_at=at if password_hash else None,
                 password_hash=password_hash)
-    db.session.add(user)
-    try:
-        db.session.flush()
-    except IntegrityError:  # the same address, signed up by a concurrent request
-        db.session.rollback()
-        raise EmailTaken() from None
+    if not add_unless_taken(user):  # the same address, signed up by a concurrent request
+        raise EmailTaken()
     return user
 
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import TypeVar
 
 from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
 
+from app.db.rows import add_unless_taken
 from app.db.transactions import kept, writes
 from app.domain import addresses, audit
 from app.domain.accounts import accounts
@@ -165,13 +165,10 @@ def _refuse_if_disabled(user: User, client: ClientInfo) -> None:
 
 
 def _link(user: User, profile: Profile, client: ClientInfo) -> None:
-    db.session.add(Identity(user_id=user.id, provider=profile.provider, subject=profile.subject,
-                            email=profile.email, created_at=now()))
-    try:
-        db.session.flush()
-    except IntegrityError:  # the same identity, linked by a concurrent callback
-        db.session.rollback()
-        raise ProviderSignInRefused() from None
+    identity = Identity(user_id=user.id, provider=profile.provider, subject=profile.subject,
+                        email=profile.email, created_at=now())
+    if not add_unless_taken(identity):  # the same identity, linked by a concurrent callback
+        raise ProviderSignInRefused()
     audit.record(f"provider_linked_{profile.provider}", client, user_id=user.id)
 
 

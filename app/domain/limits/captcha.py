@@ -25,14 +25,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 from flask import current_app
 from redis import RedisError
-from sqlalchemy.exc import IntegrityError
 
+from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
@@ -41,13 +42,20 @@ from app.domain.clock import now
 from app.domain.errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailable
 from app.domain.tokens import tokens
 from app.domain.tools import tools
-from app.extensions import db
 from app.models import FailureCounter
 from app.observability import count_captcha
 
 log = logging.getLogger("svc_auth.captcha")
 
-MODES = ("off", "report", "on")
+
+class Mode(StrEnum):
+    """SVC_CAPTCHA_MODE (see the module's doc)."""
+
+    OFF = "off"
+    REPORT = "report"
+    ON = "on"
+
+
 TOKEN_LIFETIME = timedelta(minutes=10)  # longer than any provider keeps a token valid (5 min)
 REPLAY_SCOPE = "captcha-token"
 
@@ -84,20 +92,28 @@ TEST_SECRETS = frozenset({
     "6LeIxAcTAAAAAGG-vFI1TnRWxMZNFuojJ4WifJWe",  # reCAPTCHA v2
 })
 
-# Outcomes of a check (the metric's `result` label).
-PASSED, MISSING, FAILED, REPLAYED = "passed", "missing", "failed", "replayed"
-WRONG_HOSTNAME, WRONG_ACTION, LOW_SCORE = "wrong_hostname", "wrong_action", "low_score"
-UNAVAILABLE = "unavailable"
+
+class Outcome(StrEnum):
+    """What a check found: the metric's `result` label."""
+
+    PASSED = "passed"
+    MISSING = "missing"
+    FAILED = "failed"
+    REPLAYED = "replayed"
+    WRONG_HOSTNAME = "wrong_hostname"
+    WRONG_ACTION = "wrong_action"
+    LOW_SCORE = "low_score"
+    UNAVAILABLE = "unavailable"
 
 
 def check_settings(config: dict[str, Any]) -> None:
     """Refuse to start with captcha settings that cannot work, or that are unsafe in production."""
     mode, provider = config["CAPTCHA_MODE"], config["CAPTCHA_PROVIDER"]
-    if mode not in MODES:
+    if mode not in list(Mode):
         raise RuntimeError("SVC_CAPTCHA_MODE must be off, report or on.")
     if provider is not None and provider not in PROVIDERS:
         raise RuntimeError("SVC_CAPTCHA_PROVIDER must be turnstile, hcaptcha or recaptcha.")
-    if mode != "off" and not (provider and config["CAPTCHA_SECRET"]
+    if mode != Mode.OFF and not (provider and config["CAPTCHA_SECRET"]
                               and config["CAPTCHA_SITE_KEY"]):
         raise RuntimeError(f"SVC_CAPTCHA_MODE={mode} needs SVC_CAPTCHA_PROVIDER,"
                            " SVC_CAPTCHA_SECRET and SVC_CAPTCHA_SITE_KEY.")
@@ -117,7 +133,7 @@ def check_settings(config: dict[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class Captcha:
-    mode: str
+    mode: Mode
     name: str
     provider: Provider
     secret: str
@@ -130,7 +146,7 @@ class Captcha:
 
     @property
     def enforced(self) -> bool:
-        return self.mode == "on"
+        return self.mode is Mode.ON
 
     @property
     def challenge(self) -> dict[str, str]:
@@ -150,11 +166,11 @@ class Captcha:
 def configured() -> Captcha | None:
     """The captcha settings, or None when the mode is off."""
     config = current_app.config
-    if config["CAPTCHA_MODE"] == "off":
+    if config["CAPTCHA_MODE"] == Mode.OFF:
         return None
     provider = PROVIDERS[config["CAPTCHA_PROVIDER"]]
     return Captcha(
-        mode=config["CAPTCHA_MODE"], name=config["CAPTCHA_PROVIDER"], provider=provider,
+        mode=Mode(config["CAPTCHA_MODE"]), name=config["CAPTCHA_PROVIDER"], provider=provider,
         secret=str(config["CAPTCHA_SECRET"]), site_key=str(config["CAPTCHA_SITE_KEY"]),
         verify_url=config["CAPTCHA_VERIFY_URL"] or provider.verify_url,
         script_url=config["CAPTCHA_SCRIPT_URL"] or provider.script_url,
@@ -165,7 +181,7 @@ def configured() -> Captcha | None:
 # Checking --------------------------------------------------------------------------------------
 
 def check(purpose: str, untrusted_token: str, client: ClientInfo, *,
-          unavailable_refuses: bool = True) -> str:
+          unavailable_refuses: bool = True) -> Outcome:
     """Check a captcha token for `purpose` (signup, login, forgot_password...): its outcome,
     counted and logged. With the mode `on`: CaptchaRequired when there is no token,
     CaptchaInvalid when it does not pass, and CaptchaUnavailable when the provider does not
@@ -173,32 +189,32 @@ def check(purpose: str, untrusted_token: str, client: ClientInfo, *,
     With the mode `report` nothing is refused; with `off`, nothing is checked."""
     captcha = configured()
     if captcha is None:
-        return PASSED
+        return Outcome.PASSED
     outcome = _outcome(captcha, untrusted_token, client)
     count_captcha(purpose, outcome)
-    if outcome != PASSED:
+    if outcome is not Outcome.PASSED:
         log.warning("captcha %s: %s (mode %s) ip=%s", purpose, outcome, captcha.mode, client.ip)
-    if outcome == UNAVAILABLE:
+    if outcome is Outcome.UNAVAILABLE:
         audit.record_alone("captcha_unavailable", client)
-    if not captcha.enforced or outcome == PASSED:
+    if not captcha.enforced or outcome is Outcome.PASSED:
         return outcome
-    if outcome == MISSING:
+    if outcome is Outcome.MISSING:
         raise CaptchaRequired(captcha.challenge)
-    if outcome == UNAVAILABLE:
+    if outcome is Outcome.UNAVAILABLE:
         if unavailable_refuses:
             raise CaptchaUnavailable()
         return outcome
     raise CaptchaInvalid(captcha.challenge)
 
 
-def _outcome(captcha: Captcha, untrusted_token: str, client: ClientInfo) -> str:
+def _outcome(captcha: Captcha, untrusted_token: str, client: ClientInfo) -> Outcome:
     if not untrusted_token:
-        return MISSING
+        return Outcome.MISSING
     if not _claim(untrusted_token):
-        return REPLAYED
+        return Outcome.REPLAYED
     answer = _siteverify(captcha, untrusted_token, client.ip)
     if answer is None:
-        return UNAVAILABLE
+        return Outcome.UNAVAILABLE
     return _judge(captcha, answer)
 
 
@@ -217,19 +233,19 @@ def _siteverify(captcha: Captcha, token: str, remote_ip: str | None) -> dict[str
     return body if isinstance(body, dict) else None
 
 
-def _judge(captcha: Captcha, answer: dict[str, Any]) -> str:
+def _judge(captcha: Captcha, answer: dict[str, Any]) -> Outcome:
     if answer.get("success") is not True:
-        return FAILED
+        return Outcome.FAILED
     hostname = answer.get("hostname")
     if not isinstance(hostname, str) or hostname not in allowed_hostnames():
-        return WRONG_HOSTNAME
+        return Outcome.WRONG_HOSTNAME
     if captcha.action is not None and answer.get("action") != captcha.action:
-        return WRONG_ACTION
+        return Outcome.WRONG_ACTION
     score = answer.get("score")
     if captcha.name == "recaptcha" and score is not None and (
             not isinstance(score, int | float) or score < captcha.min_score):
-        return LOW_SCORE
-    return PASSED
+        return Outcome.LOW_SCORE
+    return Outcome.PASSED
 
 
 def allowed_hostnames() -> set[str]:
@@ -256,18 +272,9 @@ def _claim(token: str) -> bool:
     return _claim_in_database(digest)
 
 
-def _claim_in_database(digest: str) -> bool:
-    try:
-        _insert_claim(digest)
-    except IntegrityError:
-        return False
-    return True
-
-
 @writes
-def _insert_claim(digest: str) -> None:
+def _claim_in_database(digest: str) -> bool:
     """One row per token (kept until `purge_stale` deletes it with the other counters)."""
     at = now()
-    db.session.add(FailureCounter(scope=REPLAY_SCOPE, subject=digest, source="*", failures=1,
-                                  window_start=at, last_failure_at=at))
-    db.session.flush()
+    return add_unless_taken(FailureCounter(scope=REPLAY_SCOPE, subject=digest, source="*",
+                                           failures=1, window_start=at, last_failure_at=at))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from authlib.oidc.core.util import create_half_hash
@@ -206,11 +207,18 @@ def issue_client_token(client_id: str, client: ClientInfo) -> tokens.AccessToken
 
 # Revocation and introspection ----------------------------------------------------------------
 
+class TokenKind(StrEnum):
+    """The two tokens a client may revoke or introspect, by RFC 7009's token_type_hint names."""
+
+    ACCESS = "access_token"
+    REFRESH = "refresh_token"
+
+
 @dataclass(frozen=True)
 class TokenOf:
     """What an access or refresh token presented to revocation or introspection stands for."""
 
-    kind: str  # access_token, refresh_token
+    kind: TokenKind
     session: AuthSession
     expires_at: int
     issued_at: int
@@ -219,12 +227,13 @@ class TokenOf:
 
 def find_token(untrusted_token: str, hint: str | None) -> TokenOf | None:
     """The session behind an access token (checked as /verify checks it, the session's life
-    aside) or a refresh token; None for anything else."""
-    kinds = ["refresh_token", "access_token"]
-    if hint == "access_token":
+    aside) or a refresh token; None for anything else. `hint` (RFC 7009's token_type_hint)
+    only says which to try first."""
+    kinds = [TokenKind.REFRESH, TokenKind.ACCESS]
+    if hint == TokenKind.ACCESS:
         kinds.reverse()
     for kind in kinds:
-        found = _refresh_token(untrusted_token) if kind == "refresh_token" \
+        found = _refresh_token(untrusted_token) if kind is TokenKind.REFRESH \
             else _access_token(untrusted_token)
         if found is not None:
             return found
@@ -238,7 +247,7 @@ def _refresh_token(raw: str) -> TokenOf | None:
         return None
     at = now()
     active = row.rotated_at is None and row.expires_at > at and is_live(row.session, at)
-    return TokenOf("refresh_token", row.session, int(row.expires_at.timestamp()),
+    return TokenOf(TokenKind.REFRESH, row.session, int(row.expires_at.timestamp()),
                    int(row.created_at.timestamp()), active)
 
 
@@ -250,7 +259,7 @@ def _access_token(token: str) -> TokenOf | None:
     session = db.session.get(AuthSession, claims.session_id)
     if session is None:
         return None
-    return TokenOf("access_token", session, claims.expires_at, claims.issued_at,
+    return TokenOf(TokenKind.ACCESS, session, claims.expires_at, claims.issued_at,
                    is_live(session, now()))
 
 
@@ -258,7 +267,8 @@ def introspection(found: TokenOf) -> dict[str, Any]:
     """RFC 7662's answer for an active token."""
     session = found.session
     body: dict[str, Any] = {
-        "active": True, "token_type": "Bearer" if found.kind == "access_token" else "refresh_token",
+        "active": True,
+        "token_type": "Bearer" if found.kind is TokenKind.ACCESS else "refresh_token",
         "sub": session.user_id, "sid": session.id, "exp": found.expires_at,
         "iat": found.issued_at, "iss": current_app.config["PUBLIC_URL"],
         "aud": sessions.audience_of(session),

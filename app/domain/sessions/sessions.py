@@ -128,6 +128,12 @@ def live_session(session_id: str) -> AuthSession | None:
     return session if session is not None and is_live(session, now()) else None
 
 
+def own_live_session(session_id: str, user_id: str) -> AuthSession | None:
+    """`user_id`'s live session `session_id`: another's is None, as one that ended is."""
+    session = live_session(session_id)
+    return session if session is not None and session.user_id == user_id else None
+
+
 def live_sessions(user_id: str) -> list[AuthSession]:
     found = db.session.scalars(
         select(AuthSession).join(User, User.id == AuthSession.user_id)
@@ -196,7 +202,7 @@ def refresh(raw: str, client: ClientInfo, *, client_id: str | None = None) -> Is
         rotated = _rotate(row, raw, at, client)
         if rotated is not None:
             return rotated
-        db.session.rollback()  # another request rotated it first: read again what it did
+        db.session.expire_all()  # another request rotated it first: read again what it did
     raise InvalidRefreshToken()
 
 
@@ -225,13 +231,15 @@ def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> Is
     """Mark `row` used and create its successor, or None when another request got there first.
     InvalidRefreshToken when the session ended since it was read."""
     session = row.session
-    if not _touch_if_live(session, at, client):
-        raise InvalidRefreshToken()
-    successor = _new_refresh_token(session, at)
-    sealed = tokens.seal(raw, successor, purpose="successor")
-    if not claim_once(RefreshToken, RefreshToken.id == row.id, RefreshToken.rotated_at,
-                      rotated_at=at, successor_sealed=sealed):
-        return None
+    with db.session.begin_nested() as attempt:  # a lost race undoes this, not a joined caller's
+        if not _touch_if_live(session, at, client):
+            raise InvalidRefreshToken()
+        successor = _new_refresh_token(session, at)
+        sealed = tokens.seal(raw, successor, purpose="successor")
+        if not claim_once(RefreshToken, RefreshToken.id == row.id, RefreshToken.rotated_at,
+                          rotated_at=at, successor_sealed=sealed):
+            attempt.rollback()
+            return None
     audit.record("token_refreshed", client, user_id=session.user_id, session_id=session.id)
     return _issue(session.user, session, successor)
 

@@ -158,12 +158,12 @@ def _derive(app: Flask) -> None:
     # Test each pooled connection before use, so the service recovers by itself once a
     # database that went away is back.
     config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
-    # With Redis, limits count there and, while it fails, in the database
-    # (app/web/limit_storage.py), which every worker and instance shares; failing closed, a
-    # failing Redis answers 503.
+    # Limits count in the database (app/web/limit_storage.py), which every worker and instance
+    # shares and no recycled worker forgets; with Redis, there and, while it fails, in the
+    # database; failing closed, a failing Redis answers 503.
     redis_url, fail_closed = config["REDIS_URL"], config["RATELIMIT_FAIL_CLOSED"]
     config["RATELIMIT_STORAGE_URI"] = (
-        "memory://" if not redis_url else redis_url if fail_closed else storage_uri(redis_url))
+        redis_url if redis_url and fail_closed else storage_uri(redis_url))
     # A Redis that accepts connections but never answers must cost half a second, not redis-py's
     # default 5 s per call, before the limiter turns to the database.
     if redis_url:

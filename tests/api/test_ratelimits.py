@@ -149,7 +149,8 @@ def test_a_429_stays_a_429_when_the_limit_storage_fails_as_it_answers(client, us
     """Redis counted the request, then times out when asked when the window ends: the 429 gives
     the limit's whole period instead of escaping as a 500."""
     import redis
-    from limits.storage import MemoryStorage
+
+    from app.web.limit_storage import DatabaseStorage
 
     for _ in range(3):
         wrong_login(client)
@@ -157,7 +158,7 @@ def test_a_429_stays_a_429_when_the_limit_storage_fails_as_it_answers(client, us
     def hung(*_args, **_kwargs):
         raise redis.TimeoutError("Timeout reading from socket")
 
-    monkeypatch.setattr(MemoryStorage, "get_expiry", hung)
+    monkeypatch.setattr(DatabaseStorage, "get_expiry", hung)
     response = wrong_login(client)
     assert response.status_code == 429, response.get_data(as_text=True)
     assert response.mimetype == "application/problem+json"
@@ -169,8 +170,8 @@ def test_a_429_stays_a_429_when_the_limit_storage_fails_as_it_answers(client, us
 def test_the_pages_429_stays_a_429_when_the_limit_storage_fails(app, client, user,
                                                                 monkeypatch):
     import redis
-    from limits.storage import MemoryStorage
 
+    from app.web.limit_storage import DatabaseStorage
     from tests.support.pages import submit
 
     app.config["LIMIT_LOGIN"] = "2 per minute"
@@ -180,7 +181,7 @@ def test_the_pages_429_stays_a_429_when_the_limit_storage_fails(app, client, use
     def hung(*_args, **_kwargs):
         raise redis.ConnectionError("Connection refused")
 
-    monkeypatch.setattr(MemoryStorage, "get_expiry", hung)
+    monkeypatch.setattr(DatabaseStorage, "get_expiry", hung)
     response = submit(client, "/login", {"email": user.email, "password": "wrong password!"})
     assert response.status_code == 429
     assert response.headers["Retry-After"] == "60"
@@ -214,3 +215,22 @@ def test_with_redis_down_limits_are_counted_in_the_database_for_every_instance(
     finally:
         for app in instances:
             dispose_app(app)
+
+
+def test_verify_counts_against_no_limit(app, client, user, login, monkeypatch):
+    """The limits live in the database: a verify (the hot path of every client site) must not
+    pay for a write, or even a read, of theirs."""
+    from app.web.limit_storage import DatabaseStorage
+
+    calls = []
+    for name in ("incr", "get", "get_expiry"):
+        real = getattr(DatabaseStorage, name)
+        monkeypatch.setattr(DatabaseStorage, name, lambda self, *a, _real=real, **k: (
+            calls.append(a[0]) or _real(self, *a, **k)))
+    access = login(user)["access_token"]
+    assert calls  # the login was counted
+    calls.clear()
+    for _ in range(3):
+        assert client.get("/api/v2/auth/verify",
+                          headers={"Authorization": f"Bearer {access}"}).status_code == 200
+    assert calls == []

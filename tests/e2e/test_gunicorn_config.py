@@ -146,6 +146,20 @@ def test_the_shipped_configuration_preloads_and_recycles_workers_apart(
     assert config["max_requests_jitter"] >= config["max_requests"] // 2
 
 
+def test_the_embedded_defaults_limits_survive_a_recycled_worker(
+        server_factory: ServerFactory) -> None:
+    """One worker without Redis, recycled every 2 requests: the limit of 3 forgot-password mails
+    an hour per email holds across its successors (in memory, each allowed 3 more)."""
+    server = server_factory(workers=1, env={
+        "SVC_RATELIMIT_ENABLED": "true", "SVC_LIMIT_FORGOT": "3 per hour",
+        "GUNICORN_CMD_ARGS": "--max-requests 2 --max-requests-jitter 0"})
+    answers = [requests.post(server.url("/api/v2/auth/forgot-password"),
+                             json={"email": "ada@example.com"}, timeout=10).status_code
+               for _ in range(8)]
+    assert answers == [202] * 3 + [429] * 5
+    assert server.log().count("Booting worker") >= 4, server.log()[-2000:]
+
+
 def test_recycled_workers_keep_serving(server_factory: ServerFactory) -> None:
     """Every worker recycled every few requests (a fork of the loaded master each time): no
     request is lost or fails."""

@@ -40,10 +40,6 @@ DEFAULTS: dict[str, Any] = {
     "MAIL_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
     "REDIS_URL": None,
-    # How many instances of the service share this database. Rate limits that live in memory
-    # would be counted by each alone: more than one needs REDIS_URL (gunicorn.conf.py checks
-    # the same of its workers).
-    "INSTANCES": 1,
     # With Redis: how long an instance may answer "is this session live" from its own cache.
     # Revocations are seen at once; a plan or name change within this many seconds.
     "SESSION_CACHE_SECONDS": 5.0,
@@ -211,11 +207,6 @@ def _check_limits(config: dict[str, Any]) -> None:
             parse(str(config[name]))
         except ValueError:
             raise RuntimeError(f"SVC_{name} must be one limit, such as \"100 per day\".") from None
-    if (config["RATELIMIT_ENABLED"] and not config["REDIS_URL"]
-            and int(config["INSTANCES"]) > 1):
-        raise RuntimeError(
-            f"SVC_INSTANCES={config['INSTANCES']} needs SVC_REDIS_URL: without it every instance"
-            " keeps its own rate-limit counters in memory, and each would allow the full limit.")
 
 
 # Outside production an access token may live a few seconds, so that a client site's developer

@@ -8,9 +8,13 @@ Redis count together. Each counted request costs one small write there.
 flask-limiter's own fallback is each worker's memory: with two instances of two workers, a limit
 of 10 allowed 40. In the database a limit still holds for the whole deployment while Redis fails.
 One failure makes the storage leave Redis alone for REDIS_REST_SECONDS (a hung Redis costs one
-timeout per rest, not one per request); then Redis is asked again. Counts made in the database are
-not carried back to Redis: across a failure and a recovery a window may allow its limit once in
-each, at most twice the limit.
+timeout per rest, not one per request); then Redis is asked again. Redis's count and the
+database's are kept apart, so across a failure and a recovery a window may allow its limit once
+in each, at most twice the limit. A Redis that comes back empty has lost its count of the window
+(the first time of the two), so for a window's length after it starts counting again (the time
+it did is kept in Redis: COUNTING_SINCE) what the database counted meanwhile is added to its
+count; without that, the window allowed three times its limit. At other times Redis's count
+costs no database read.
 
 Registered with `limits` under the schemes `svc-db` (the database alone) and `svc-redis+db`
 (`svc-rediss+db` for TLS), where the URL after the scheme is Redis's.
@@ -41,9 +45,25 @@ log = logging.getLogger("svc_auth.ratelimits")
 REDIS_REST_SECONDS = 5
 SCHEME_SUFFIX = "+db"
 DATABASE_URI = "svc-db://"
+COUNTING_SINCE = "svc-auth:counting-since"  # when this Redis first counted, empty
 
 # What reading a limit's storage may raise (app/web/ratelimits.py's 429 falls back on these).
 STORAGE_ERRORS: tuple[type[Exception], ...] = (RedisError, SQLAlchemyError, OSError)
+
+# Redis's count, and since when this Redis has counted: set by its first count after it started
+# (or was emptied), in the same step, so that no count comes before it.
+INCR_SINCE = """
+local current = redis.call("incrby", KEYS[1], ARGV[2])
+if tonumber(current) == tonumber(ARGV[2]) then
+    redis.call("expire", KEYS[1], ARGV[1])
+end
+local since = redis.call("get", KEYS[2])
+if not since then
+    since = ARGV[3]
+    redis.call("set", KEYS[2], since)
+end
+return {current, since}
+"""
 
 
 def storage_uri(redis_url: str | None) -> str:
@@ -102,6 +122,7 @@ class RedisOrDatabaseStorage(Storage):
         self.redis = RedisStorage(f"{scheme.removeprefix('svc-').removesuffix(SCHEME_SUFFIX)}"
                                   f"://{rest}", wrap_exceptions=wrap_exceptions, **options)
         self.database = DatabaseStorage()
+        self._incr_since = self.redis.get_connection().register_script(INCR_SINCE)
         self._resting_until = 0.0
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
 
@@ -119,10 +140,20 @@ class RedisOrDatabaseStorage(Storage):
 
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         if self._redis_answers():
+            at = time.time()
             try:
-                return self.redis.incr(key, expiry, amount)
+                current, since = self._incr_since(
+                    [self.redis.prefixed_key(key), self.redis.prefixed_key(COUNTING_SINCE)],
+                    [expiry, amount, repr(at)])
             except RedisError as error:
                 self._failed(error)
+            else:
+                # What the database counted while this Redis was away may still be in the
+                # window (and a worker goes on counting there for up to its rest after Redis
+                # is back).
+                if at - float(since) < expiry + REDIS_REST_SECONDS:
+                    return int(current) + self.database.get(key)
+                return int(current)
         return self.database.incr(key, expiry, amount)
 
     def get(self, key: str) -> int:

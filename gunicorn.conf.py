@@ -4,38 +4,19 @@ Every value can be overridden on the command line or through GUNICORN_CMD_ARGS.
 """
 
 import gc
-import json
 import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
 
-
-def _setting(name, default):
-    """An SVC_ setting read as the app reads it (Flask's from_prefixed_env: JSON, else text),
-    without loading the app into the master."""
-    raw = os.environ.get(f"SVC_{name}")
-    if raw is None:
-        return default
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
-
-
-def _limits_in_memory():
-    """Rate limits on, without Redis: flask-limiter counts in each process's memory."""
-    return bool(_setting("RATELIMIT_ENABLED", True)) and not _setting("REDIS_URL", None)
-
-
 bind = os.environ.get("SVC_BIND", "127.0.0.1:5000")
 # Sync workers (PERFORMANCE.md: steadier than gthread here), one per core: password hashing is
 # CPU-bound and database calls are short, so a worker more than the cores only adds switching
-# (measured: cores + 1 put the p99 of a bare Flask answer at 24 ms against 10 ms). Without Redis
-# the rate limits live in one process's memory, so one worker, and on_starting refuses more.
-workers = int(os.environ.get("WEB_CONCURRENCY",
-                             1 if _limits_in_memory() else multiprocessing.cpu_count()))
+# (measured: cores + 1 put the p99 of a bare Flask answer at 24 ms against 10 ms). The rate
+# limits live in Redis or in the database (app/web/limit_storage.py), never in a worker: any
+# number of workers count together, and a recycled one forgets nothing.
+workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count()))
 worker_class = "sync"
 timeout = 30            # a request that takes longer is a stuck worker: restart it
 graceful_timeout = 30
@@ -69,14 +50,7 @@ if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
 _metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
 
 
-def on_starting(server):
-    if server.cfg.workers > 1 and _limits_in_memory():
-        # gunicorn prints a RuntimeError raised here as "Error: ..." and exits with status 1.
-        raise RuntimeError(
-            f"refusing to start {server.cfg.workers} workers with rate limits in memory: each"
-            " worker would count alone, and a recycled one would start again from zero. Set"
-            " SVC_REDIS_URL=redis://... so that every worker (and instance) shares the counters,"
-            " or run one worker (WEB_CONCURRENCY=1, or --workers 1).")
+def on_starting(server):  # noqa: ARG001
     # Metrics of a previous run must not be added to this one's.
     shutil.rmtree(_metrics_dir, ignore_errors=True)
     os.makedirs(_metrics_dir, exist_ok=True)

@@ -40,10 +40,6 @@ DEFAULTS: dict[str, Any] = {
     "MAIL_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
     "REDIS_URL": None,
-    # How many instances of the service share this database. Rate limits that live in memory
-    # would be counted by each alone: more than one needs REDIS_URL (gunicorn.conf.py checks
-    # the same of its workers).
-    "INSTANCES": 1,
     # With Redis: how long an instance may answer "is this session live" from its own cache.
     # Revocations are seen at once; a plan or name change within this many seconds.
     "SESSION_CACHE_SECONDS": 5.0,
@@ -162,12 +158,12 @@ def _derive(app: Flask) -> None:
     # Test each pooled connection before use, so the service recovers by itself once a
     # database that went away is back.
     config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
-    # With Redis, limits count there and, while it fails, in the database
-    # (app/web/limit_storage.py), which every worker and instance shares; failing closed, a
-    # failing Redis answers 503.
+    # Limits count in the database (app/web/limit_storage.py), which every worker and instance
+    # shares and no recycled worker forgets; with Redis, there and, while it fails, in the
+    # database; failing closed, a failing Redis answers 503.
     redis_url, fail_closed = config["REDIS_URL"], config["RATELIMIT_FAIL_CLOSED"]
     config["RATELIMIT_STORAGE_URI"] = (
-        "memory://" if not redis_url else redis_url if fail_closed else storage_uri(redis_url))
+        redis_url if redis_url and fail_closed else storage_uri(redis_url))
     # A Redis that accepts connections but never answers must cost half a second, not redis-py's
     # default 5 s per call, before the limiter turns to the database.
     if redis_url:
@@ -215,11 +211,6 @@ def _check_limits(config: dict[str, Any]) -> None:
             parse(str(config[name]))
         except ValueError:
             raise RuntimeError(f"SVC_{name} must be one limit, such as \"100 per day\".") from None
-    if (config["RATELIMIT_ENABLED"] and not config["REDIS_URL"]
-            and int(config["INSTANCES"]) > 1):
-        raise RuntimeError(
-            f"SVC_INSTANCES={config['INSTANCES']} needs SVC_REDIS_URL: without it every instance"
-            " keeps its own rate-limit counters in memory, and each would allow the full limit.")
 
 
 # Outside production an access token may live a few seconds, so that a client site's developer

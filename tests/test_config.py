@@ -30,8 +30,6 @@ def test_the_embedded_default_shares_one_secret_per_instance(tmp_path):
     ("SVC_JWT_ALG", "none", "SVC_JWT_ALG"),
     ("SVC_ACCESS_TOKEN_TTL", "86400", "SVC_ACCESS_TOKEN_TTL"),
     ("SVC_REFRESH_REUSE_GRACE", "3600", "SVC_REFRESH_REUSE_GRACE"),
-    # Several instances, each counting rate limits in its own memory.
-    ("SVC_INSTANCES", "3", "SVC_INSTANCES=3 needs SVC_REDIS_URL"),
     ("SVC_LIMIT_LOGIN_FAILURES", "a hundred a day", "SVC_LIMIT_LOGIN_FAILURES"),
     ("SVC_PUSHED_REQUESTS_PER_CLIENT", "0", "SVC_PUSHED_REQUESTS_PER_CLIENT"),
     ("SVC_PUSHED_REQUESTS_PER_ADDRESS", "-1", "SVC_PUSHED_REQUESTS_PER_ADDRESS"),
@@ -40,15 +38,6 @@ def test_unsafe_settings_stop_the_start(monkeypatch, tmp_path, setting, value, m
     monkeypatch.setenv(setting, value)
     with pytest.raises(RuntimeError, match=message):
         create_app({"INSTANCE_PATH": str(tmp_path)})
-
-
-@pytest.mark.parametrize("shared", [{"SVC_REDIS_URL": "redis://127.0.0.1:1/0"},
-                                    {"SVC_RATELIMIT_ENABLED": "false"}])
-def test_several_instances_start_when_no_limit_lives_in_memory(monkeypatch, tmp_path, shared):
-    monkeypatch.setenv("SVC_INSTANCES", "3")
-    for name, value in shared.items():
-        monkeypatch.setenv(name, value)
-    assert create_app({"INSTANCE_PATH": str(tmp_path)}).config["INSTANCES"] == 3
 
 
 def test_access_tokens_may_live_seconds_outside_production(monkeypatch, tmp_path):

@@ -10,9 +10,9 @@ from app.models.types import UTCDateTime
 
 
 class RateLimitCounter(Model):
-    """A rate-limit counter counted in the database while Redis fails (app/web/limit_storage.py):
-    hits in a fixed window that ends at `expires_at`. The key is a keyed hash of flask-limiter's
-    key, so the table holds no email or address in clear."""
+    """A rate-limit counter counted in the database, without Redis or while it fails
+    (app/web/limit_storage.py): hits in a fixed window that ends at `expires_at`. The key is a
+    keyed hash of flask-limiter's key, so the table holds no email or address in clear."""
 
     __tablename__ = "rate_limit_counters"
 

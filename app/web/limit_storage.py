@@ -1,15 +1,23 @@
-"""Where flask-limiter counts with Redis configured: in Redis, and in the database while Redis
-fails (SVC_RATELIMIT_FAIL_CLOSED=false, the default).
+"""Where flask-limiter counts: in the database without Redis (the embedded default); with Redis,
+in Redis, and in the database while Redis fails (SVC_RATELIMIT_FAIL_CLOSED=false, the default).
+
+The database (table rate_limit_counters) is shared by every worker and instance, and outlives
+them: a recycled worker or a restart forgets no count, and several workers or instances without
+Redis count together. Each counted request costs one small write there.
 
 flask-limiter's own fallback is each worker's memory: with two instances of two workers, a limit
-of 10 allowed 40. The database is shared by every worker and instance, so while Redis fails a
-limit still holds for the whole deployment. One failure makes the storage leave Redis alone for
-REDIS_REST_SECONDS (a hung Redis costs one timeout per rest, not one per request); then Redis is
-asked again. Counts made in the database are not carried back to Redis: across a failure and a
-recovery a window may allow its limit once in each, at most twice the limit.
+of 10 allowed 40. In the database a limit still holds for the whole deployment while Redis fails.
+One failure makes the storage leave Redis alone for REDIS_REST_SECONDS (a hung Redis costs one
+timeout per rest, not one per request); then Redis is asked again. Redis's count and the
+database's are kept apart, so across a failure and a recovery a window may allow its limit once
+in each, at most twice the limit. A Redis that comes back empty has lost its count of the window
+(the first time of the two), so for a window's length after it starts counting again (the time
+it did is kept in Redis: COUNTING_SINCE) what the database counted meanwhile is added to its
+count; without that, the window allowed three times its limit. At other times Redis's count
+costs no database read.
 
-Registered with `limits` under the scheme `svc-redis+db` (and `svc-rediss+db` for TLS); the
-URL after the scheme is Redis's.
+Registered with `limits` under the schemes `svc-db` (the database alone) and `svc-redis+db`
+(`svc-rediss+db` for TLS), where the URL after the scheme is Redis's.
 """
 
 from __future__ import annotations
@@ -17,12 +25,13 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from flask import current_app
 from limits.storage import RedisStorage, Storage
 from redis import RedisError
-from sqlalchemy import case, delete, literal, select
+from sqlalchemy import Integer, String, bindparam, case, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -35,15 +44,74 @@ log = logging.getLogger("svc_auth.ratelimits")
 
 REDIS_REST_SECONDS = 5
 SCHEME_SUFFIX = "+db"
+DATABASE_URI = "svc-db://"
+COUNTING_SINCE = "svc-auth:counting-since"  # when this Redis first counted, empty
 
 # What reading a limit's storage may raise (app/web/ratelimits.py's 429 falls back on these).
 STORAGE_ERRORS: tuple[type[Exception], ...] = (RedisError, SQLAlchemyError, OSError)
 
+# Redis's count, and since when this Redis has counted: set by its first count after it started
+# (or was emptied), in the same step, so that no count comes before it.
+INCR_SINCE = """
+local current = redis.call("incrby", KEYS[1], ARGV[2])
+if tonumber(current) == tonumber(ARGV[2]) then
+    redis.call("expire", KEYS[1], ARGV[1])
+end
+local since = redis.call("get", KEYS[2])
+if not since then
+    since = ARGV[3]
+    redis.call("set", KEYS[2], since)
+end
+return {current, since}
+"""
 
-def storage_uri(redis_url: str) -> str:
-    """The RATELIMIT_STORAGE_URI that counts in Redis, and in the database while it fails."""
+
+def storage_uri(redis_url: str | None) -> str:
+    """The RATELIMIT_STORAGE_URI that counts in the database (no Redis), or in Redis and in the
+    database while it fails."""
+    if not redis_url:
+        return DATABASE_URI
     scheme, rest = redis_url.split("://", 1)
     return f"svc-{scheme}{SCHEME_SUFFIX}://{rest}"
+
+
+class DatabaseStorage(Storage):
+    """The limits counted in the app's database, in fixed windows (flask-limiter's strategy)."""
+
+    STORAGE_SCHEME = ["svc-db"]
+
+    def __init__(self, uri: str = DATABASE_URI, wrap_exceptions: bool = False,
+                 **_options: Any) -> None:
+        super().__init__(uri, wrap_exceptions=wrap_exceptions)
+
+    @property
+    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
+        return SQLAlchemyError
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        return _database_incr(key, expiry, amount)
+
+    def get(self, key: str) -> int:
+        row = _live_row(key)
+        return row.hits if row is not None else 0
+
+    def get_expiry(self, key: str) -> float:
+        row = _live_row(key)
+        return row.expires_at.timestamp() if row is not None else time.time()
+
+    def check(self) -> bool:
+        with db.engine.connect() as connection:
+            connection.execute(select(1))
+        return True
+
+    def reset(self) -> int | None:
+        with db.engine.begin() as connection:
+            return int(connection.execute(delete(RateLimitCounter)).rowcount or 0)
+
+    def clear(self, key: str) -> None:
+        with db.engine.begin() as connection:
+            connection.execute(delete(RateLimitCounter).where(
+                RateLimitCounter.key == _hashed(key)))
 
 
 class RedisOrDatabaseStorage(Storage):
@@ -53,6 +121,8 @@ class RedisOrDatabaseStorage(Storage):
         scheme, rest = uri.split("://", 1)
         self.redis = RedisStorage(f"{scheme.removeprefix('svc-').removesuffix(SCHEME_SUFFIX)}"
                                   f"://{rest}", wrap_exceptions=wrap_exceptions, **options)
+        self.database = DatabaseStorage()
+        self._incr_since = self.redis.get_connection().register_script(INCR_SINCE)
         self._resting_until = 0.0
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
 
@@ -70,11 +140,21 @@ class RedisOrDatabaseStorage(Storage):
 
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         if self._redis_answers():
+            at = time.time()
             try:
-                return self.redis.incr(key, expiry, amount)
+                current, since = self._incr_since(
+                    [self.redis.prefixed_key(key), self.redis.prefixed_key(COUNTING_SINCE)],
+                    [expiry, amount, repr(at)])
             except RedisError as error:
                 self._failed(error)
-        return _database_incr(key, expiry, amount)
+            else:
+                # What the database counted while this Redis was away may still be in the
+                # window (and a worker goes on counting there for up to its rest after Redis
+                # is back).
+                if at - float(since) < expiry + REDIS_REST_SECONDS:
+                    return int(current) + self.database.get(key)
+                return int(current)
+        return self.database.incr(key, expiry, amount)
 
     def get(self, key: str) -> int:
         if self._redis_answers():
@@ -82,8 +162,7 @@ class RedisOrDatabaseStorage(Storage):
                 return self.redis.get(key)
             except RedisError as error:
                 self._failed(error)
-        row = _live_row(key)
-        return row.hits if row is not None else 0
+        return self.database.get(key)
 
     def get_expiry(self, key: str) -> float:
         failure: RedisError | None = None
@@ -109,9 +188,7 @@ class RedisOrDatabaseStorage(Storage):
 
     def clear(self, key: str) -> None:
         self.redis.clear(key)
-        with db.engine.begin() as connection:
-            connection.execute(delete(RateLimitCounter).where(
-                RateLimitCounter.key == _hashed(key)))
+        self.database.clear(key)
 
 
 def _hashed(key: str) -> str:
@@ -126,26 +203,32 @@ def _database_incr(key: str, expiry: int, amount: int) -> int:
     """One atomic upsert (INSERT ... ON CONFLICT DO UPDATE ... RETURNING), in a transaction of
     its own: concurrent hits from every worker and instance are all counted."""
     at = _now()
-    table = RateLimitCounter.__table__
-    ends = at + timedelta(seconds=expiry)
-    expired = RateLimitCounter.expires_at <= at
     with db.engine.begin() as connection:
-        insert: Any = (postgresql.insert if connection.dialect.name == "postgresql"
-                       else sqlite.insert)
-        statement = insert(table).values(key=_hashed(key), hits=amount, expires_at=ends)
-        statement = statement.on_conflict_do_update(
-            index_elements=[table.c.key],
-            set_={"hits": case((expired, amount), else_=RateLimitCounter.hits + amount),
-                  "expires_at": case((expired, literal(ends, UTCDateTime())),
-                                     else_=RateLimitCounter.expires_at)},
-        ).returning(table.c.hits)
-        return int(connection.execute(statement).scalar_one())
+        return int(connection.execute(_upsert(connection.dialect.name), {
+            "key": _hashed(key), "amount": amount, "at": at,
+            "ends": at + timedelta(seconds=expiry)}).scalar_one())
+
+
+@lru_cache(maxsize=2)
+def _upsert(dialect: str) -> Any:
+    """Built once per dialect: building it cost more than running it."""
+    table = RateLimitCounter.__table__
+    insert: Any = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    key, amount = bindparam("key", type_=String()), bindparam("amount", type_=Integer())
+    ends = bindparam("ends", type_=UTCDateTime())
+    expired = RateLimitCounter.expires_at <= bindparam("at", type_=UTCDateTime())
+    return insert(table).values(key=key, hits=amount, expires_at=ends).on_conflict_do_update(
+        index_elements=[table.c.key],
+        set_={"hits": case((expired, amount), else_=RateLimitCounter.hits + amount),
+              "expires_at": case((expired, ends), else_=RateLimitCounter.expires_at)},
+    ).returning(table.c.hits)
+
+
+_LIVE = select(RateLimitCounter.hits, RateLimitCounter.expires_at).where(
+    RateLimitCounter.key == bindparam("key"),
+    RateLimitCounter.expires_at > bindparam("at", type_=UTCDateTime()))
 
 
 def _live_row(key: str) -> Any:
     with db.engine.connect() as connection:
-        return connection.execute(
-            select(RateLimitCounter.hits, RateLimitCounter.expires_at).where(
-                RateLimitCounter.key == _hashed(key), RateLimitCounter.expires_at > _now())
-        ).first()
-
+        return connection.execute(_LIVE, {"key": _hashed(key), "at": _now()}).first()

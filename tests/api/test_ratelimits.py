@@ -1,5 +1,8 @@
 """Rate limits on every credential endpoint, and the 429 contract."""
 
+import time
+import uuid
+
 import pytest
 
 LIMITS = {
@@ -149,7 +152,8 @@ def test_a_429_stays_a_429_when_the_limit_storage_fails_as_it_answers(client, us
     """Redis counted the request, then times out when asked when the window ends: the 429 gives
     the limit's whole period instead of escaping as a 500."""
     import redis
-    from limits.storage import MemoryStorage
+
+    from app.web.limit_storage import DatabaseStorage
 
     for _ in range(3):
         wrong_login(client)
@@ -157,7 +161,7 @@ def test_a_429_stays_a_429_when_the_limit_storage_fails_as_it_answers(client, us
     def hung(*_args, **_kwargs):
         raise redis.TimeoutError("Timeout reading from socket")
 
-    monkeypatch.setattr(MemoryStorage, "get_expiry", hung)
+    monkeypatch.setattr(DatabaseStorage, "get_expiry", hung)
     response = wrong_login(client)
     assert response.status_code == 429, response.get_data(as_text=True)
     assert response.mimetype == "application/problem+json"
@@ -169,8 +173,8 @@ def test_a_429_stays_a_429_when_the_limit_storage_fails_as_it_answers(client, us
 def test_the_pages_429_stays_a_429_when_the_limit_storage_fails(app, client, user,
                                                                 monkeypatch):
     import redis
-    from limits.storage import MemoryStorage
 
+    from app.web.limit_storage import DatabaseStorage
     from tests.support.pages import submit
 
     app.config["LIMIT_LOGIN"] = "2 per minute"
@@ -180,7 +184,7 @@ def test_the_pages_429_stays_a_429_when_the_limit_storage_fails(app, client, use
     def hung(*_args, **_kwargs):
         raise redis.ConnectionError("Connection refused")
 
-    monkeypatch.setattr(MemoryStorage, "get_expiry", hung)
+    monkeypatch.setattr(DatabaseStorage, "get_expiry", hung)
     response = submit(client, "/login", {"email": user.email, "password": "wrong password!"})
     assert response.status_code == 429
     assert response.headers["Retry-After"] == "60"
@@ -214,3 +218,77 @@ def test_with_redis_down_limits_are_counted_in_the_database_for_every_instance(
     finally:
         for app in instances:
             dispose_app(app)
+
+
+def test_verify_counts_against_no_limit(app, client, user, login, monkeypatch):
+    """The limits live in the database: a verify (the hot path of every client site) must not
+    pay for a write, or even a read, of theirs."""
+    from app.web.limit_storage import DatabaseStorage
+
+    calls = []
+    for name in ("incr", "get", "get_expiry"):
+        real = getattr(DatabaseStorage, name)
+        monkeypatch.setattr(DatabaseStorage, name, lambda self, *a, _real=real, **k: (
+            calls.append(a[0]) or _real(self, *a, **k)))
+    access = login(user)["access_token"]
+    assert calls  # the login was counted
+    calls.clear()
+    for _ in range(3):
+        assert client.get("/api/v2/auth/verify",
+                          headers={"Authorization": f"Bearer {access}"}).status_code == 200
+    assert calls == []
+
+
+class TestRedisRestartedEmpty:
+    """Redis counts a window's limit, fails (the database counts it again), and comes back
+    empty: the README promises at most twice the limit in the window, not three times."""
+
+    @pytest.fixture
+    def redis(self, tmp_path):
+        from tests.infra.redis import start_redis
+
+        server = start_redis(tmp_path / "redis")
+        yield server
+        server.stop()
+
+    @pytest.fixture
+    def app(self, tmp_path, clock, database_url, redis, monkeypatch):
+        from app.extensions import db
+        from app.web import limit_storage
+        from tests.support.apps import build_app, dispose_app
+
+        monkeypatch.setattr(limit_storage, "REDIS_REST_SECONDS", 0)  # ask Redis at every hit
+        app = build_app(tmp_path / "instance", clock, {**LIMITS, "REDIS_URL": redis.url},
+                        database_url)
+        with app.app_context():
+            db.create_all()
+        yield app
+        dispose_app(app)
+
+    @staticmethod
+    def signups(client, count):
+        return [client.post("/api/v2/auth/signup", json={
+            "email": f"new-{uuid.uuid4().hex[:8]}@example.com",
+            "password": "a long enough passphrase"}).status_code for _ in range(count)]
+
+    def test_the_window_allows_no_more_than_twice_its_limit(self, client, redis):
+        assert self.signups(client, 3) == [201, 201, 429]  # "2 per hour", in Redis
+        redis.stop()
+        assert self.signups(client, 3) == [201, 201, 429]  # in the database
+        redis.start()  # empty
+        assert self.signups(client, 3) == [429, 429, 429]
+        with redis.client() as counting:
+            assert counting.keys("LIMITS:*signup*")  # counted in Redis again
+
+    def test_a_redis_that_counted_a_whole_window_reads_no_database(self, client, redis,
+                                                                   monkeypatch):
+        from app.web import limit_storage
+
+        assert self.signups(client, 1) == [201]
+        with redis.client() as counting:
+            [since] = counting.keys("LIMITS:*counting-since")
+            counting.set(since, time.time() - 2 * 3600)  # "2 per hour": a window ago
+        reads = []
+        monkeypatch.setattr(limit_storage, "_live_row", lambda key: reads.append(key))
+        assert self.signups(client, 2) == [201, 429]
+        assert reads == []

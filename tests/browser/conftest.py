@@ -2,8 +2,8 @@
 gunicorn server (tests/support/sqlite_server.py) and the local OpenID Connect server standing in for
 Google (tests/providers).
 
-- `site` (session): a 1-worker server (rate limits are on, in memory: gunicorn.conf.py refuses
-  more workers without Redis) with two client sites, `symbols` and `footprints`, whose
+- `site` (session): a 1-worker server (rate limits on, counted in its database) with two
+  client sites, `symbols` and `footprints`, whose
   redirect URIs (`site.symbols_cb`, `site.footprints_cb`) are served by a tiny HTTP server of the
   tests on 127.0.0.1 (`ClientSites`) with a small "client site" page; the tests read `code`,
   `provider` and `state` from its address. Mail goes to .eml files in `site.mail_dir`. Rate limits

@@ -357,8 +357,8 @@ def give_back(slot: Slot) -> None:
 
 @writes
 def purge_stale() -> int:
-    """Delete counters whose window ended over a day ago, and rate-limit counters counted in the
-    database while Redis failed whose window has ended (cron, with sessions purge-expired)."""
+    """Delete counters whose window ended over a day ago, and rate-limit counters whose window
+    has ended (cron, with sessions purge-expired)."""
     _, longest = max(_rule("LIMIT_LOGIN_FAILURES"), _rule("LIMIT_PASSWORD_CHANGE_FAILURES"),
                      _rule("LIMIT_SECOND_FACTOR_FAILURES"), key=lambda rule: rule[1])
     deleted = changed(delete(FailureCounter).where(

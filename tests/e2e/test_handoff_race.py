@@ -11,6 +11,7 @@ import requests
 
 from app import create_app
 from app.domain.accounts import accounts
+from app.domain.clients import sites
 from app.domain.sessions import handoff
 from app.extensions import db
 from tests.support.api import all_at_once, signup
@@ -24,10 +25,13 @@ CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest())
 
 
 def issue_code_in(server: Server, email: str) -> str:
-    """Issue a code straight into the server's database, as the provider callback would."""
+    """Issue a code straight into the server's database, as the provider callback would, for a
+    site registered there (a code's site must use the handoff when it is redeemed)."""
     app = create_app({"INSTANCE_PATH": str(server.instance_path), "SECRET_KEY": "e2e",
                       "SQLALCHEMY_DATABASE_URI": f"sqlite:///{server.database}"})
     with app.app_context():
+        if sites.registered_site("symbols") is None:
+            sites.add_site("symbols", ["https://symbols.example/cb"], [])
         user = accounts.find_by_email(email)
         assert user is not None
         code = handoff.issue_code(user, "github", handoff.HandTo("https://symbols.example/cb",

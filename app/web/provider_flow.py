@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 
-from flask import Response, current_app, redirect, url_for
+from flask import current_app, redirect, url_for
+from werkzeug.wrappers import Response
 
 from app.domain.accounts import identities, providers
 from app.domain.accounts.providers import Profile

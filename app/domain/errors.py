@@ -340,6 +340,7 @@ class RateLimited(AuthError):
     status = 429
     code = "rate_limited"
     detail = "Too many attempts. Try again later."
+    retry_after: int  # always set: every 429 says when to try again
 
     def __init__(self, retry_after: int, detail: str | None = None) -> None:
         super().__init__(detail)

@@ -7,7 +7,8 @@ anything else, and never a redirect, unless a verified pending sign-in says wher
 
 from __future__ import annotations
 
-from flask import Response, render_template, request
+from flask import render_template, request
+from werkzeug.wrappers import Response
 
 from app.domain.accounts import providers
 from app.domain.errors import AuthError, InvalidState, ProviderFailed, ProviderSignInRefused

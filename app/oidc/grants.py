@@ -104,13 +104,15 @@ class CodeGrant(AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = TOKEN_AUTH_METHODS
     presented: HandoffCode | None  # the code a token request named, while it is checked
 
-    def validate_authorization_redirect_uri(self, request: OAuth2Request, client: Client) -> str:
+    @staticmethod
+    def validate_authorization_redirect_uri(request: OAuth2Request, client: ClientMixin) -> str:
         """authlib's check, for a client that has no default redirect URI: a registered one
         only. Its error goes back nowhere (the URI is not one of the client's)."""
-        untrusted_redirect_uri = request.payload.redirect_uri
+        payload = params_of(request)
+        untrusted_redirect_uri = payload.redirect_uri
         if not untrusted_redirect_uri:
             raise InvalidRequestError("Missing 'redirect_uri' in request.",
-                                      state=request.payload.state)
+                                      state=payload.state)
         if not client.check_redirect_uri(untrusted_redirect_uri):
             raise InvalidRequestError("The redirect_uri is not registered for this client.")
         return str(untrusted_redirect_uri)

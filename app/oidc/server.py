@@ -10,12 +10,14 @@ the client registry (domain/clients/sites.py), the codes, sessions, tokens and c
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.integrations.flask_oauth2.requests import FlaskOAuth2Request
 from authlib.oauth2 import OAuth2Request
 from authlib.oauth2.rfc6749 import (
+    ClientMixin,
     InvalidClientError,
     OAuth2Error,
     UnsupportedResponseTypeError,
@@ -27,6 +29,7 @@ from app.domain.oidc import pushed_requests
 from app.oidc.clients import (
     TOKEN_AUTH_METHODS,
     Client,
+    params_of,
     query_client,
 )
 from app.oidc.endpoints import EndSession, Introspection, Revocation
@@ -89,19 +92,20 @@ class Server(AuthorizationServer):
         try:
             return super().get_authorization_grant(request)
         except ValueError:
-            client = query_client(request.payload.client_id)
-            untrusted_redirect_uri = request.payload.redirect_uri
+            payload = params_of(request)
+            client = query_client(payload.client_id)
+            untrusted_redirect_uri = payload.redirect_uri
             checked = client is not None and untrusted_redirect_uri \
                 and client.check_redirect_uri(untrusted_redirect_uri)
             raise UnknownResponseType(untrusted_redirect_uri if checked else None) from None
 
-    def authenticate_client(self, request: OAuth2Request, methods: list[str],
-                            endpoint: str = "token") -> Client:
+    def authenticate_client(self, request: OAuth2Request, methods: Collection[str],
+                            endpoint: str = "token") -> ClientMixin:
         """authlib's; Basic credentials that are not base64 of UTF-8 text (a ValueError in
         authlib) fail the authentication. The client tried the Authorization header, so the
         answer is a 401 with WWW-Authenticate (RFC 6749 §5.2)."""
         try:
-            client: Client = super().authenticate_client(request, methods, endpoint)
+            client = super().authenticate_client(request, methods, endpoint)
         except ValueError:
             raise InvalidClientError(status_code=401, description="The Basic credentials are "
                                      "not base64 of UTF-8 text.") from None

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from flask import Response, redirect, render_template, request, session, url_for
+from typing import Any
+
+from flask import redirect, render_template, request, session, url_for
 from flask_login import current_user
+from werkzeug.wrappers import Response
 
 from app.domain.accounts import accounts, providers, recovery
 from app.domain.clients import sites
@@ -28,8 +31,10 @@ from app.pages.forms import (
     PasskeyAnswerForm,
     ResetPasswordForm,
     SignupForm,
+    add_error,
     field_errors,
     passkey_form,
+    required_text,
 )
 from app.web import browser, captcha, provider_flow, ratelimits, targets
 from app.web.client import client_info
@@ -43,7 +48,8 @@ def _carry(target: Target | None) -> dict[str, str]:
     return target.query() if target else {}
 
 
-def _page(template: str, target: Target | None, status: int = 200, **context: object) -> Page:
+def _page(template: str, target: Target | None, status: int = 200,
+          **context: object) -> tuple[str, int]:
     return render_template(template, carry=_carry(target),
                            providers=providers.enabled_providers(), **context), status
 
@@ -73,7 +79,7 @@ def _site_of(target: Target | None) -> str | None:
     return site.name if site else None
 
 
-def _site_query(site: Site | None) -> dict[str, str]:
+def _site_query(site: Site | None) -> dict[str, Any]:
     return {"site": site.name} if site else {}
 
 
@@ -114,8 +120,9 @@ def login_submit() -> Page:
     if not form.validate_on_submit():
         return login_page(target, 422, form, captcha_email=form.email.data)
     try:
-        with captcha.login_guard(form.email.data, captcha.form_token()):
-            user = accounts.authenticate(form.email.data, form.password.data, client_info(),
+        with captcha.login_guard(required_text(form.email), captcha.form_token()):
+            user = accounts.authenticate(required_text(form.email), required_text(form.password),
+                                         client_info(),
                                          throttle.browser_device(browser.device_cookie()))
         return browser.answer(browser.here(target).finish(user, "password"), target)
     except CaptchaProblem as problem:
@@ -154,7 +161,8 @@ def signup_submit() -> Page:
     if not form.validate_on_submit():
         return _captcha_page("pages/signup.html", target, 422, widget, form=form)
     try:
-        captcha.check_signup(form.email.data, form.password.data, captcha.form_token())
+        captcha.check_signup(required_text(form.email), required_text(form.password),
+                             captcha.form_token())
     except CaptchaUnavailable as error:
         return refusal(error)
     except CaptchaProblem as problem:
@@ -164,11 +172,11 @@ def signup_submit() -> Page:
         field_errors(form, error)
         return _captcha_page("pages/signup.html", target, 422, widget, form=form)
     try:
-        user, outcome = accounts.register(form.email.data, form.password.data,
+        user, outcome = accounts.register(required_text(form.email), required_text(form.password),
                                           form.full_name.data or "", client_info(),
                                           browser.here(target))
     except EmailTaken as error:
-        form.email.errors.append(f"{error.detail} Sign in instead, or reset your password.")
+        add_error(form.email, f"{error.detail} Sign in instead, or reset your password.")
         return _captcha_page("pages/signup.html", target, 409, widget, form=form)
     except InvalidBody as error:
         field_errors(form, error)
@@ -202,8 +210,8 @@ def forgot_submit() -> Page:
         form.form_errors.append(captcha.PAGE_WORDS[problem.code])
         return _captcha_page("pages/forgot_password.html", target, problem.status, widget,
                              form=form)
-    recovery.request_reset(form.email.data, client_info(), _site_of(target))
-    return _page("pages/forgot_sent.html", target, 202, email=form.email.data)
+    recovery.request_reset(required_text(form.email), client_info(), _site_of(target))
+    return _page("pages/forgot_sent.html", target, 202, email=required_text(form.email))
 
 
 RESET_TOKEN_KEY = "svc_reset_token"  # noqa: S105 (a session key)
@@ -231,7 +239,7 @@ def reset_submit() -> Page:
     if not form.validate_on_submit():
         return _reset_page("pages/reset_password.html", site, 422, form=form)
     try:
-        recovery.reset_password(session.get(RESET_TOKEN_KEY, ""), form.new_password.data,
+        recovery.reset_password(session.get(RESET_TOKEN_KEY, ""), required_text(form.new_password),
                                 client_info())
     except InvalidBody as error:
         field_errors(form, error)

@@ -5,13 +5,14 @@ provider, or continue with the provider alone, which removes the password and en
 
 from __future__ import annotations
 
-from flask import Response, render_template
+from flask import render_template
+from werkzeug.wrappers import Response
 
 from app.domain.accounts import identities
 from app.domain.errors import InvalidCredentials, ProviderSignInRefused, RateLimited
 from app.domain.limits import throttle
 from app.pages.blueprint import bp, refusal, too_many
-from app.pages.forms import ActionForm, LinkPasswordForm
+from app.pages.forms import ActionForm, LinkPasswordForm, add_error, required_text
 from app.web import browser, provider_flow, provider_state, ratelimits
 from app.web.client import client_info
 
@@ -38,14 +39,14 @@ def link_account_with_password() -> Response | tuple[str, int] | tuple[str, int,
         return _render(form, 422)
     try:
         outcome = identities.link_with_password(
-            pending.user_id, pending.profile, form.password.data, client_info(),
+            pending.user_id, pending.profile, required_text(form.password), client_info(),
             throttle.browser_device(browser.device_cookie()),
             provider_flow.sign_in_for(pending.mode, pending.target))
     except InvalidCredentials as error:
-        form.password.errors.append(error.detail)
+        add_error(form.password, error.detail)
         return _render(form, 401)
     except RateLimited as error:
-        form.password.errors.append(too_many("failed attempts", error.retry_after))
+        add_error(form.password, too_many("failed attempts", error.retry_after))
         return refusal(error, _render(form, error.status))
     except ProviderSignInRefused as refused:
         provider_state.drop_link()

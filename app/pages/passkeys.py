@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import Response, flash, jsonify, redirect, render_template, url_for
+from flask import flash, jsonify, redirect, render_template, url_for
 from flask_login import login_required
+from werkzeug.wrappers import Response
 
 from app.domain.errors import (
     AuthError,
@@ -27,7 +28,7 @@ from app.domain.factors.second_factors import Purpose
 from app.pages.account import _signed_in
 from app.pages.auth import login_page
 from app.pages.blueprint import bp, refusal, too_many
-from app.pages.forms import LoginForm, PasskeyAddForm, PasskeyAnswerForm
+from app.pages.forms import LoginForm, PasskeyAddForm, PasskeyAnswerForm, required_text
 from app.pages.second_factor import (
     STEP_UP_ADVICE,
     behind_step_up,
@@ -77,8 +78,9 @@ def passkey_add() -> Page:
         flash("The passkey could not be added: try again.")
         return redirect(url_for(".account", _anchor="passkeys"))
     try:
-        added = passkeys.register(signed_in.user, signed_in.auth_session, form.credential.data,
-                                  form.name.data or "", client_info())
+        added = passkeys.register(signed_in.user, signed_in.auth_session,
+                                  required_text(form.credential), form.name.data or "",
+                                  client_info())
     except AuthError as error:
         return refused(error)
     if added.recovery_codes:
@@ -116,7 +118,8 @@ def passkey_sign_in() -> Page:
     if not form.validate_on_submit():
         return _login_refused(target, InvalidPasskey())
     try:
-        outcome = passkeys.sign_in(form.credential.data, client_info(), browser.here(target))
+        outcome = passkeys.sign_in(required_text(form.credential), client_info(),
+                                   browser.here(target))
     except (InvalidPasskey, EmailNotConfirmed) as error:
         return _login_refused(target, error)
     return browser.answer(outcome, target)
@@ -149,7 +152,7 @@ def passkey_second_step() -> Page:
     if not form.validate_on_submit():
         return second_step_page(None, 422, "That passkey could not sign you in. Try again.")
     try:
-        return complete_second_step(passkeys.second_step(form.credential.data))
+        return complete_second_step(passkeys.second_step(required_text(form.credential)))
     except InvalidSecondFactor:
         return second_step_page(None, 401, "That passkey could not sign you in. Try again, or "
                                            "enter a code.")

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import segno
-from flask import Response, flash, redirect, render_template, url_for
+from flask import flash, redirect, render_template, url_for
 from flask_login import login_required
+from werkzeug.wrappers import Response
 
 from app.domain import sign_in
 from app.domain.errors import (
@@ -34,7 +35,9 @@ from app.pages.forms import (
     SecondFactorForm,
     StepUpForm,
     TotpSetupForm,
+    add_error,
     passkey_form,
+    required_text,
 )
 from app.web import browser, ratelimits, targets
 from app.web.client import client_info
@@ -120,10 +123,10 @@ def totp_confirm() -> Page:
     if not form.validate_on_submit():
         return _setup_page(form, 422)
     try:
-        codes = enrolment.confirm_totp(signed_in.user, form.code.data, client_info(),
+        codes = enrolment.confirm_totp(signed_in.user, required_text(form.code), client_info(),
                                        signed_in.auth_session)
     except InvalidSecondFactor:
-        form.code.errors.append("That code is not right. Enter the code the app shows now.")
+        add_error(form.code, "That code is not right. Enter the code the app shows now.")
         return _setup_page(form, 401)
     except (NotEnrolled, StepUpRequired, RateLimited) as error:
         return refused(error)
@@ -202,10 +205,10 @@ def second_step_submit() -> Page:
     if not form.validate_on_submit():
         return second_step_page(form, 422)
     try:
-        return complete_second_step(pending.code_proof(form.code.data))
+        return complete_second_step(pending.code_proof(required_text(form.code)))
     except InvalidSecondFactor:
-        form.code.errors.append("That code is not right, or was already used.")
+        add_error(form.code, "That code is not right, or was already used.")
         return second_step_page(form, 401)
     except RateLimited as error:
-        form.code.errors.append(too_many("wrong codes", error.retry_after))
+        add_error(form.code, too_many("wrong codes", error.retry_after))
         return refusal(error, second_step_page(form, error.status))

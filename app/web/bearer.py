@@ -12,7 +12,7 @@ from app.domain.sessions.sessions import Bearer, authenticate_bearer
 def bearer_token() -> str:
     """The token of `Authorization: Bearer <token>`; no header is MissingToken, any other shape
     (another scheme, no token, a token with a space in it) InvalidToken."""
-    untrusted_header = request.environ.get("HTTP_AUTHORIZATION", "")
+    untrusted_header = str(request.environ.get("HTTP_AUTHORIZATION", ""))
     if not untrusted_header:
         raise MissingToken()
     scheme, _, untrusted_token = untrusted_header.partition(" ")

@@ -7,8 +7,9 @@ strangers on it (domain/limits/throttle.py)."""
 
 from __future__ import annotations
 
-from flask import Response, after_this_request, current_app, redirect, request, session, url_for
+from flask import after_this_request, current_app, redirect, request, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
+from werkzeug.wrappers import Response
 
 from app.domain import sign_in
 from app.domain.factors import pending
@@ -48,7 +49,7 @@ def _remember_device(user: User) -> None:
         return response
 
 
-class BrowserUser(UserMixin):  # type: ignore[misc]
+class BrowserUser(UserMixin):
     def __init__(self, auth_session: AuthSession) -> None:
         self.auth_session = auth_session
         self.user: User = auth_session.user

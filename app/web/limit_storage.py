@@ -122,7 +122,7 @@ class RedisOrDatabaseStorage(Storage):
         self.redis = RedisStorage(f"{scheme.removeprefix('svc-').removesuffix(SCHEME_SUFFIX)}"
                                   f"://{rest}", wrap_exceptions=wrap_exceptions, **options)
         self.database = DatabaseStorage()
-        self._incr_since = self.redis.get_connection().register_script(INCR_SINCE)
+        self._incr_since = self.redis.get_connection().register_script(INCR_SINCE.encode())
         self._resting_until = 0.0
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 
-from flask import Response, current_app, redirect, url_for
+from flask import current_app, redirect, url_for
+from werkzeug.wrappers import Response
 
 from app.domain.accounts import identities, providers
 from app.domain.accounts.providers import Profile
@@ -19,14 +20,14 @@ from app.domain.errors import AccountNeedsProof, InvalidState, ProviderSignInRef
 from app.domain.sign_in import SignIn
 from app.web import browser, provider_state
 from app.web.client import client_info
-from app.web.provider_state import Mode, PendingLink, PendingSignIn
+from app.web.provider_state import Mode, PendingLink, ProviderRound
 from app.web.targets import Target, send_back
 
 
 def start(provider: str, mode: Mode, target: Target | None, user_id: str | None = None) -> Response:
     """Send the browser to the provider, remembering in this browser how to finish."""
     authorization = providers.authorization(provider, callback_url(provider))
-    provider_state.save(authorization.state, PendingSignIn(
+    provider_state.save(authorization.state, ProviderRound(
         provider=provider, mode=mode, redirect_uri=target.redirect_uri if target else None,
         client_state=target.state if target else None,
         code_challenge=target.code_challenge if target else None,
@@ -48,7 +49,7 @@ def sign_in_for(mode: Mode, target: Target | None) -> SignIn:
     return browser.here(target)
 
 
-def finish(pending: PendingSignIn, profile: Profile) -> Response:
+def finish(pending: ProviderRound, profile: Profile) -> Response:
     """The provider came back with a verified profile: sign in (or link) as the mode says."""
     if pending.mode == "link":
         return _link_to_signed_in(pending, profile)
@@ -61,7 +62,7 @@ def finish(pending: PendingSignIn, profile: Profile) -> Response:
     return browser.answer(outcome, pending.target)
 
 
-def _link_to_signed_in(pending: PendingSignIn, profile: Profile) -> Response:
+def _link_to_signed_in(pending: ProviderRound, profile: Profile) -> Response:
     signed_in = browser.current()
     if signed_in is None or signed_in.user.id != pending.user_id:
         raise InvalidState()
@@ -69,7 +70,7 @@ def _link_to_signed_in(pending: PendingSignIn, profile: Profile) -> Response:
     return redirect(url_for("pages.account", linked=profile.provider))
 
 
-def refuse(pending: PendingSignIn | PendingLink, refused: ProviderSignInRefused) -> Response:
+def refuse(pending: ProviderRound | PendingLink, refused: ProviderSignInRefused) -> Response:
     """Where a refused provider sign-in goes: the site's callback, the login or account page."""
     current_app.logger.info("provider sign-in refused: %s", refused.code)
     target = pending.target

@@ -28,7 +28,10 @@ Mode = Literal["api", "hosted", "link"]
 
 
 @dataclass(frozen=True)
-class PendingSignIn:
+class ProviderRound:
+    """A provider sign-in under way in this browser: how it started and how to finish it (the
+    pending sign-in of a second factor is another thing: app/models, PendingSignIn)."""
+
     provider: str
     mode: Mode
     redirect_uri: str | None
@@ -46,21 +49,21 @@ class PendingSignIn:
         return Target(self.redirect_uri, self.client_state, self.code_challenge)
 
 
-def save(state: str, pending: PendingSignIn) -> None:
+def save(state: str, pending: ProviderRound) -> None:
     store = dict(session.get(_KEY, {}))
     store[state] = asdict(pending)
     newest = sorted(store.items(), key=lambda item: item[1]["started_at"])[-MAX_PENDING:]
     session[_KEY] = dict(newest)
 
 
-def take(untrusted_state: str | None) -> PendingSignIn:
+def take(untrusted_state: str | None) -> ProviderRound:
     store = dict(session.get(_KEY, {}))
     found = store.pop(untrusted_state or "", None)
     session[_KEY] = store
     if not isinstance(found, dict):
         raise InvalidState()
     try:
-        pending = PendingSignIn(**found)
+        pending = ProviderRound(**found)
     except TypeError:  # a cookie from an older version of this service
         raise InvalidState() from None
     if time.time() - pending.started_at > MAX_AGE:
@@ -100,7 +103,7 @@ class PendingLink:
         return Profile(self.provider, self.subject, self.email, True, self.name)
 
 
-def save_link(pending: PendingSignIn, profile: Profile, user_id: str) -> None:
+def save_link(pending: ProviderRound, profile: Profile, user_id: str) -> None:
     assert profile.email is not None  # AccountNeedsProof comes from a verified address only
     session[_LINK_KEY] = asdict(PendingLink(
         mode=pending.mode, redirect_uri=pending.redirect_uri, client_state=pending.client_state,

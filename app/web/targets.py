@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from flask import g, redirect, request
@@ -28,9 +29,9 @@ class Target:
         """Where a code for this target goes, as the domain keeps it."""
         return handoff.HandTo(self.redirect_uri, self.code_challenge, self.state)
 
-    def query(self) -> dict[str, str]:
+    def query(self) -> dict[str, Any]:
         """The target as query parameters, to carry it to the next page."""
-        carried = {"redirect_uri": self.redirect_uri}
+        carried: dict[str, Any] = {"redirect_uri": self.redirect_uri}
         if self.state is not None:
             carried["state"] = self.state
         if self.code_challenge is not None:

@@ -11,6 +11,7 @@ from datetime import datetime
 import pyotp
 from sqlalchemy import delete, update
 
+from app.db.rows import changed
 from app.domain.clock import now
 from app.extensions import db
 from app.models import RecoveryCode, TotpFactor, User
@@ -49,11 +50,11 @@ def _use_totp(user: User, code: str) -> bool:
     step = matching_step(factor, code)
     if step is None:
         return False
-    claimed = db.session.execute(
+    claimed = changed(
         update(TotpFactor).where(TotpFactor.user_id == user.id,
                                  (TotpFactor.last_used_step.is_(None))
                                  | (TotpFactor.last_used_step < step))
-        .values(last_used_step=step).execution_options(synchronize_session=False)).rowcount
+        .values(last_used_step=step).execution_options(synchronize_session=False))
     return claimed == 1
 
 
@@ -64,7 +65,7 @@ def _code_hash(user_id: str, code: str) -> str:
 
 def new_recovery_codes(user: User) -> list[str]:
     """A new set of recovery codes, in the caller's unit of work: the old set stops working."""
-    db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
+    changed(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
     alphabet = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i
     codes = []
     for _ in range(RECOVERY_CODES):
@@ -78,11 +79,11 @@ def new_recovery_codes(user: User) -> list[str]:
 
 
 def _use_recovery_code(user: User, code: str) -> bool:
-    used = db.session.execute(
+    used = changed(
         update(RecoveryCode).where(RecoveryCode.user_id == user.id,
                                    RecoveryCode.code_hash == _code_hash(user.id, code),
                                    RecoveryCode.used_at.is_(None))
-        .values(used_at=now()).execution_options(synchronize_session=False)).rowcount
+        .values(used_at=now()).execution_options(synchronize_session=False))
     return used == 1
 
 

@@ -39,7 +39,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from app.db.rows import claim_once
+from app.db.rows import changed, claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit, text
 from app.domain.audit import ClientInfo
@@ -253,7 +253,7 @@ def remove(user: User, session: AuthSession, passkey_id: str, code: str | None,
     if passkey is None or passkey.user_id != user.id:
         raise NotFound("No such passkey on this account.")
     step_up(user, session, code)
-    db.session.execute(delete(Passkey).where(Passkey.id == passkey.id))
+    changed(delete(Passkey).where(Passkey.id == passkey.id))
     second_factors.drop_recovery_codes_if_unprotected(user)
     audit.record("passkey_removed", client, user_id=user.id, session_id=session.id)
     second_factors.tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, f"passkey “{passkey.name}”")
@@ -366,11 +366,11 @@ def stop_alone(user: User) -> None:
     ends every way in that someone who once knew the password may have added (providers,
     sessions); a passkey is one, but it may as well be the owner's second factor, so it stays
     as that."""
-    db.session.execute(update(Passkey).where(Passkey.user_id == user.id)
+    changed(update(Passkey).where(Passkey.user_id == user.id)
                        .values(signs_in_alone=False))
 
 
 @writes
 def purge_expired() -> int:
-    return int(db.session.execute(delete(PasskeyChallenge).where(
-        PasskeyChallenge.expires_at < now() - timedelta(days=1))).rowcount or 0)
+    return int(changed(delete(PasskeyChallenge).where(
+        PasskeyChallenge.expires_at < now() - timedelta(days=1))))

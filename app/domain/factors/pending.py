@@ -13,7 +13,7 @@ from datetime import timedelta
 from flask import current_app
 from sqlalchemy import delete
 
-from app.db.rows import claim_once
+from app.db.rows import changed, claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
@@ -124,5 +124,5 @@ def prove(raw: str, purpose: Purpose, client: ClientInfo, proof: Proof) -> Prove
 
 @writes
 def purge_expired() -> int:
-    return int(db.session.execute(delete(PendingSignIn).where(
-        PendingSignIn.expires_at < now() - timedelta(days=1))).rowcount or 0)
+    return int(changed(delete(PendingSignIn).where(
+        PendingSignIn.expires_at < now() - timedelta(days=1))))

@@ -10,10 +10,10 @@ from enum import StrEnum
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm.attributes import set_committed_value
 
-from app.db.rows import claim_once, insert_loaded, insert_values
+from app.db.rows import changed, claim_once, insert_loaded, insert_values
 from app.db.transactions import kept, until_commit, writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
@@ -255,13 +255,13 @@ def _touch_if_live(session: AuthSession, at: datetime, client: ClientInfo) -> bo
     """
     values = {"last_used_at": at, "ip": client.ip or session.ip,
               "user_agent": client.user_agent or session.user_agent}
-    touched = db.session.execute(
+    touched = changed(
         update(AuthSession)
         .where(AuthSession.id == session.id, AuthSession.user_id == User.id,
                *live_conditions(at))
         .values(**values)
         .execution_options(synchronize_session=False)
-    ).rowcount
+    )
     if touched != 1:
         return False
     for name, value in values.items():  # what the row now holds, without a second write
@@ -330,7 +330,7 @@ def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
     revoked = list(db.session.scalars(statement))
     note_revoked(revoked)
     if only_session is None:
-        db.session.execute(
+        changed(
             update(PendingSignIn)
             .where(PendingSignIn.user_id == user_id, PendingSignIn.used_at.is_(None))
             .values(used_at=now()).execution_options(synchronize_session=False))
@@ -357,8 +357,8 @@ def purge_expired() -> int:
     )
     ids = list(db.session.scalars(stale))
     if ids:
-        db.session.execute(
-            RefreshToken.__table__.delete().where(RefreshToken.session_id.in_(ids))
-        )
-        db.session.execute(AuthSession.__table__.delete().where(AuthSession.id.in_(ids)))
+        changed(delete(RefreshToken).where(RefreshToken.session_id.in_(ids))
+                .execution_options(synchronize_session=False))
+        changed(delete(AuthSession).where(AuthSession.id.in_(ids))
+                .execution_options(synchronize_session=False))
     return len(ids)

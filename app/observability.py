@@ -1,14 +1,6 @@
-"""Request ids, structured logs and Prometheus metrics.
-
-- Every request gets an id, returned in X-Request-Id and attached to every log line written while
-  handling it. Behind a trusted proxy (SVC_TRUSTED_PROXIES > 0), which sets the header, a
-  well-formed incoming X-Request-Id is kept, so the proxy's id flows through; without one the
-  header comes from the client, who could make its lines look like someone else's: ours is made.
-- SVC_LOG_FORMAT=json writes one JSON object per line (the default in production).
-- GET /metrics serves Prometheus metrics when SVC_METRICS_TOKEN is set, to callers that send it
-  as a bearer token; without the setting the endpoint does not exist (404). Under gunicorn the
-  workers' metrics are merged through PROMETHEUS_MULTIPROC_DIR (gunicorn.conf.py sets it up).
-"""
+"""Request ids, structured logs and Prometheus metrics. An incoming X-Request-Id is kept only
+behind a trusted proxy: otherwise a client could make its log lines look like someone else's.
+Why: docs/architecture/design-notes.md, "Observability"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""One read statement, compiled once and run straight on the database driver.
-
-For the lookup made on every bearer call, SQLAlchemy's execution path (a pool checkout with its
-ping, a transaction begun and rolled back, parameter and result processing) costs some thirty
-times what the driver spends on the indexed query itself. So the statement is compiled once for
-the engine's dialect, with the column types' own bind and result processors kept, and run on a
-connection held for it: one per thread, in autocommit, so each run sees the latest commits and
-no transaction stays open. A connection that fails is discarded and the run tried once more on
-a new one (what the pool's ping does for everyone else); a second failure is raised as
-SQLAlchemy raises it, so callers and error handlers see the usual exceptions. The connections
-close when their thread ends or the engine is disposed.
-"""
+"""One read statement, compiled once and run straight on the database driver, on a connection a
+thread: for the bearer lookup, SQLAlchemy's execution path costs some thirty times the query.
+Why: docs/architecture/design-notes.md, "Live sessions and revocation"."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""Units of work: how a change is written, committed once, and what runs after it commits.
-
-The rule (README, "Code map"): a view calls one domain function marked @writes for the change it
-makes. That function is the unit of work: the outermost @writes commits once when it returns and
-rolls back if it raises; @writes functions it calls join its transaction. Nothing else commits.
-A refusal that must be remembered although the request fails (a burned code, a session revoked
-after a refresh token was reused) is raised with `kept(error)`: its unit commits, then raises.
-
-SQLite allows one writer at a time. A deferred transaction that reads and then writes fails at
-once ("database is locked") when another connection wrote in between, instead of waiting. So a
-unit of work begins IMMEDIATE, taking the write lock up front and queueing behind other writers
-for up to the busy timeout. Everything else begins deferred and, in WAL mode, never waits for a
-writer. PostgreSQL needs none of this: there @writes only ends the read transaction before it.
-
-The factory installs the listeners on the app's own engine and session (`init_app`).
-"""
+"""Units of work: the outermost @writes commits once (or rolls back) and the ones it calls join it.
+On SQLite a unit begins IMMEDIATE, so that a read followed by a write waits for the write lock
+instead of failing with "database is locked".
+Why: docs/architecture/design-notes.md, "Transactions and the unit of work"."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
 """What "the same email address" means: one canonical form, for storage, lookup, uniqueness,
-rate-limit keys and linking.
-
-- The domain is in its ASCII (IDNA 2008) form, lower-cased: `Straße.de` is `xn--strae-oqa.de`,
-  a different domain from `strasse.de` that anyone can register, so the two never meet.
-- The local part is NFC (RFC 6532) with ASCII letters lower-cased and every other character
-  kept exactly: `ß` is not `ss`, `ς` is not `σ`, a fullwidth or Cyrillic `а` is not `a`. Mail
-  servers may treat such local parts as they like; we never guess that two of them are the same
-  mailbox, so a look-alike address is simply another account, and it is shown exactly as stored.
-
-Deliberately not `str.casefold()`, which maps `ß` to `ss` and `ς` to `σ`: two people's
-addresses would become one account.
-"""
+rate-limit keys and linking. Deliberately not `str.casefold()`: `ß` is not `ss`, so two people's
+addresses never become one account.
+Why: docs/architecture/design-notes.md, "Addresses"."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Signing keys for access tokens: the keyring, its JWKS, and rotation.
-
-Keys come from SVC_JWT_KEYS (production: a JSON list of private keys, the first one signs) or,
-in the embedded default, from a keyring file created once in the instance folder. Rotation adds
-a signing key and retires the old ones: a retired key verifies only the tokens it signed before
-its retirement, and only until they have expired; then it is dropped. Revocation removes a
-(leaked) key at once. Every key is pinned to one algorithm, so a token can never choose how it is
-checked.
-"""
+"""Signing keys for access tokens: the keyring, its JWKS, rotation and revocation. Every key is
+pinned to one algorithm, so a token can never choose how it is checked.
+Why: docs/architecture/design-notes.md, "Keys"."""
 
 from __future__ import annotations
 

@@ -1,22 +1,7 @@
-"""Is this session live, and whose is it? Asked on every bearer-authenticated call.
-
-Without Redis the answer is one indexed query, run on the driver directly: the session joined to
-its user, with the user's linked providers aggregated in the same statement. With Redis (several
-instances), revocations are also written to a revoked-session set as each transaction commits,
-so an instance can answer from a short per-process cache plus one Redis read, and a logout on one
-instance is refused on every other at once.
-
-When Redis fails (README, "Faults"):
-- One failure makes the lookup leave Redis alone for REDIS_REST_SECONDS: checks go to the
-  database and revocations wait, so a hung Redis costs one timeout per rest, not one per call.
-- The cache is not trusted across a failure: entries fetched before it may miss revocations
-  that other instances could not publish, and nothing is cached until Redis answers again.
-- Revocations that could not be published are kept (in memory, bounded, each until its access
-  tokens have expired) and published as soon as Redis answers: by a background retry every
-  REPUBLISH_SECONDS, and before any check that would trust the cache.
-- Redis restarted empty (it keeps no data) loses the revocations published before: an epoch key,
-  read with every check, shows it, and the caches are dropped.
-"""
+"""Is this session live, and whose is it? Asked on every bearer-authenticated call: one query on
+the driver, or with Redis a short cache plus one Redis read, so that a logout on one instance is
+refused on every other at once, and a failing Redis neither stalls calls nor loses revocations.
+Why: docs/architecture/design-notes.md, "Live sessions and revocation"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
-"""The outbox's worker: the thread of each process that claims due mail jobs, sends them and
-records the outcome (what a job is, and when one is written: domain/mail/outbox.py).
-
-- Each process runs one worker thread, started by its first request (after a fork, never
-  before). It is woken when a job is committed, or, inside `holding()` (every request:
-  app/web/after_response.py), once the answer has been sent, so that nothing competes with the
-  answer for the interpreter; otherwise it looks every SVC_MAIL_POLL_SECONDS.
-- A worker claims one due job at a time with a conditional UPDATE, which only one of several
-  workers or instances can win, and holds it for a lease (SVC_MAIL_LEASE_SECONDS): a job whose
-  worker died is due again when the lease ends. A failure (the mail server, the database, a bug)
-  is retried after SVC_MAIL_RETRY_DELAY seconds, doubled each time, up to SVC_MAIL_ATTEMPTS
-  attempts; then the job is kept as failed, visible to `flask outbox status` and to /metrics, and
-  `flask outbox retry --failed` puts it back.
-- Failures are logged by their kind only, never with the message (which may hold a link).
-"""
+"""The outbox's worker: each process's thread that claims due mail jobs, sends them and records
+the outcome. A claim is a lease won by a conditional UPDATE: one worker sends a job, and a dead
+worker's job comes due again.
+Why: docs/architecture/design-notes.md, "Mail outbox"."""
 
 from __future__ import annotations
 

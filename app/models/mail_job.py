@@ -11,16 +11,10 @@ from app.models.types import UTCDateTime, new_id
 
 
 class MailJob(Model):
-    """A mail the service has promised, written in the transaction of what it reports and
-    worked off by the outbox (app/infra/outbox_worker.py).
-
-    `payload` holds what the message is rendered from when the job runs, never a token: a
-    link's token is made by the job itself, and kept in `token_sealed`, encrypted under the
-    service's key (mail/outbox.py), so that a retry mails the same link; both are emptied once
-    the mail is sent. A claim is a lease: `claimed_by` works on it until `claimed_until`, and
-    `next_attempt_at` moves to the same time, so a job whose worker died is due again once the
-    lease is over.
-    """
+    """A mail the service has promised, written in the transaction of what it reports and worked
+    off by the outbox. `payload` never holds a token: the job makes its own, sealed in
+    `token_sealed`, so a retry mails the same link. A claim is a lease, until `claimed_until`.
+    Why: docs/architecture/design-notes.md, "Mail outbox"."""
 
     __tablename__ = "mail_jobs"
 

@@ -1,12 +1,6 @@
-"""authlib's authorization server, on the service's records.
-
-authlib parses the requests, authenticates clients (client_secret_basic, client_secret_post,
-or none for a public client), checks redirect URIs, scopes, PKCE, nonce and prompt, shapes the
-errors (RFC 6749 JSON at the token endpoint; a redirect only to a validated redirect URI) and
-the endpoints of RFC 7009, RFC 7662 and RP-initiated logout. What it decides on is the domain's:
-the client registry (domain/clients/sites.py), the codes, sessions, tokens and claims
-(domain/oidc/authorization.py, domain/sessions/sessions.py).
-"""
+"""authlib's authorization server, on the service's records: authlib handles the protocol, and what
+it decides on (clients, codes, sessions, tokens, claims) is the domain's.
+Why: docs/architecture/design-notes.md, "OpenID Connect authorization and pushed requests"."""
 
 from __future__ import annotations
 

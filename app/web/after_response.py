@@ -1,16 +1,6 @@
-"""Mail a request promised is worked on once its answer has been sent.
-
-A WSGI middleware around the app: it starts the process's outbox worker if it is not running
-(the first request after a fork), and runs the request inside the outbox's `holding()`. A mail
-job the request commits (domain/mail/outbox.py) wakes the worker only when the server has taken the
-last chunk of the answer or closes it, whichever comes first. Until then nothing competes with
-the answer for the interpreter, so an answer that mails (forgot-password for an account that
-exists) takes the time of one that does not.
-
-Held wake-ups happen whatever the answer: a job is committed with what it reports (a password
-was changed, an account was created), so a page that fails afterwards, even with an exception
-that escapes the app, must not leave the notice waiting for the next poll.
-"""
+"""Mail a request promised is worked on once its answer has been sent: a WSGI middleware holds the
+outbox worker's wake-up until then, so an answer that mails takes the time of one that does not.
+Why: docs/architecture/design-notes.md, "Mail outbox"."""
 
 from __future__ import annotations
 

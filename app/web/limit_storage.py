@@ -1,24 +1,6 @@
-"""Where flask-limiter counts: in the database without Redis (the embedded default); with Redis,
-in Redis, and in the database while Redis fails (SVC_RATELIMIT_FAIL_CLOSED=false, the default).
-
-The database (table rate_limit_counters) is shared by every worker and instance, and outlives
-them: a recycled worker or a restart forgets no count, and several workers or instances without
-Redis count together. Each counted request costs one small write there.
-
-flask-limiter's own fallback is each worker's memory: with two instances of two workers, a limit
-of 10 allowed 40. In the database a limit still holds for the whole deployment while Redis fails.
-One failure makes the storage leave Redis alone for REDIS_REST_SECONDS (a hung Redis costs one
-timeout per rest, not one per request); then Redis is asked again. Redis's count and the
-database's are kept apart, so across a failure and a recovery a window may allow its limit once
-in each, at most twice the limit. A Redis that comes back empty has lost its count of the window
-(the first time of the two), so for a window's length after it starts counting again (the time
-it did is kept in Redis: COUNTING_SINCE) what the database counted meanwhile is added to its
-count; without that, the window allowed three times its limit. At other times Redis's count
-costs no database read.
-
-Registered with `limits` under the schemes `svc-db` (the database alone) and `svc-redis+db`
-(`svc-rediss+db` for TLS), where the URL after the scheme is Redis's.
-"""
+"""Where flask-limiter counts: the database without Redis; with Redis, Redis, and the database while
+Redis fails, so that a limit holds for the whole deployment (schemes `svc-db`, `svc-redis+db`).
+Why: docs/architecture/design-notes.md, "Rate limits and their storage"."""
 
 from __future__ import annotations
 

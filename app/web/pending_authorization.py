@@ -1,13 +1,6 @@
-"""An OpenID Connect authorization request that waits while the person signs in.
-
-The authorization endpoint (app/oidc) sends a browser that must sign in first to the hosted
-login page, and keeps the request's query in a cookie of its own: signed, HttpOnly, SameSite=Lax,
-for 10 minutes, and apart from the session cookie, which a sign-in replaces. Whatever way the
-person then signs in (password, sign-up, a provider), the sign-in lands back on the
-authorization endpoint with that query (web/browser.py), which checks the request again from
-the start and hands the client its code. The cookie also says when the request first came, so
-that `prompt=login` is satisfied by a sign-in after it.
-"""
+"""An OpenID Connect authorization request that waits while the person signs in, kept in a signed
+cookie of its own, apart from the session cookie, which a sign-in replaces.
+Why: docs/architecture/design-notes.md, "OpenID Connect authorization and pushed requests"."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""Rate limits on the credential endpoints, shared by v1, v2 and the hosted forms.
-
-Each limit has its own scope, so `/api/v1/auth/login` and `/api/v2/auth/login` draw on the same
-counters. The limits are read from settings on every request, so tests and operators can change
-them without a restart of the code that declares them.
-
-These are flask-limiter's counters: in the database, or in Redis (app/web/limit_storage.py).
-The counters that protect accounts (failures per email, per account) are the domain's own, in
-the database: app/domain/limits/throttle.py.
-
-Keys: an address is counted by its /64 when it is IPv6 (a host picks any address in it); an
-email by its canonical key (addresses.key); a signed-in action by the account.
-"""
+"""Rate limits on the credential endpoints, shared by v1, v2 and the hosted forms: each limit has
+one scope, so both API versions' logins draw on the same counters.
+Why: docs/architecture/design-notes.md, "Rate limits and their storage"."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
 """Accounts seen through Google and GitHub: find, link, create, list and unlink identities.
-
-Who may attach a provider to an account is the whole of account takeover, so every rule is here:
-
-- An identity is found by (provider, subject) only, never by email.
-- A provider's address counts only when the provider verified it, and matches an account only
-  when the two canonical addresses are equal (app/domain/addresses.py).
-- A matching account is linked automatically only when its password was set after its address
-  was proved, or it has none. Otherwise the password may be a stranger's, set when they signed
-  up with an address that was not theirs: the person proves they hold it, or takes the account
-  over, which removes it and ends every session (AccountNeedsProof).
-- From the account page, only an account whose address is verified may link a provider, and
-  only soon after signing in, as for adding a second factor: an old or stolen session may not
-  plant a way in that outlives signing out everywhere and a password change.
-- A password reset unlinks every provider (recovery.py): the reset proved the address, not who
-  linked them.
-- The owner is mailed on every link and unlink.
-"""
+Who may attach a provider to an account is the whole of account takeover, so every rule is here.
+Why: docs/architecture/design-notes.md, "Provider identities and linking"."""
 
 from __future__ import annotations
 

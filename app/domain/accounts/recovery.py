@@ -1,13 +1,6 @@
-"""Forgotten passwords and email confirmation, through one-time tokens sent by email.
-
-Requests that mail (forgot-password, resend-confirmation) write a mail job for any address and
-answer the same way for every address, without looking the account up: the job does that, makes
-the token and renders the mail when it runs (domain/mail/outbox.py). A token is 256
-random bits, stored hashed, bound to one purpose, one user and the address it was sent to; it is
-used once, expires, and is replaced by a newer one of its purpose. A reset token also dies with
-any password change. The job keeps its token sealed, so that a retry of it mails the same link
-rather than a new one that would kill the first copy's.
-"""
+"""Forgotten passwords and email confirmation, through one-time tokens sent by email. Requests
+answer alike for every address; the mail job looks the account up and makes the token later.
+Why: docs/architecture/design-notes.md, "Password reset and email confirmation"."""
 
 from __future__ import annotations
 

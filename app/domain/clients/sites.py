@@ -1,16 +1,7 @@
-"""The client-site registry: which redirect URIs and origins are ours to send people back to,
-and each site as an OAuth / OpenID Connect client (`client_id` = the site's name).
-
-Sites come from SVC_CLIENT_SITES and from `flask sites add` (the client_sites table). Matching is
-exact, character for character: no prefixes, no normalisation, no case folding, so `//evil`,
-`good.example@evil`, `good.example.evil`, a trailing slash or an encoded byte never match.
-
-A site registered as before (redirect URIs and origins only) is a first-party public client:
-no secret, PKCE S256 required, scopes `openid email profile`, and its redirect URIs serve as its
-post-logout redirect URIs. A confidential client has a secret (256 random bits, shown once by
-the CLI, stored as its SHA-256) and authenticates with `client_secret_basic` or
-`client_secret_post`, whichever it registered.
-"""
+"""The client-site registry: the redirect URIs and origins that are ours to send people back to,
+and each site as an OAuth / OpenID Connect client (`client_id` = the site's name). Matching is
+exact, character for character, so no look-alike URI or origin ever matches.
+Why: docs/architecture/design-notes.md, "Sites"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
-"""Passkeys (WebAuthn, on Duo's py_webauthn): registering them from the account page, signing in
-with one alone, and one as the second step of a sign-in (factors/pending.py).
-
-This service is the relying party: its id is the host of SVC_PUBLIC_URL, and SVC_PUBLIC_URL's
-origin is the only one accepted, so a passkey made for any other site (or an answer made on
-another page) is refused. Each ceremony's challenge is a row, stored as its hash: it is answered
-once, within CHALLENGE_TTL, for the purpose and the account or pending sign-in it was made for.
-A failed answer burns it too.
-
-A passkey alone must verify its user (a PIN, a fingerprint, a face): then it is two factors in
-one gesture, and the session it opens has proved a second factor. As the second step after a
-password or a provider, user verification is preferred and presence is enough. Sign counters
-are kept: an answer whose counter did not move on from the stored one (a cloned key) is refused,
-except from synced passkeys, whose counters stay at 0.
-"""
+"""Passkeys (WebAuthn, on py_webauthn): registering them, signing in with one alone, and one as
+the second step. The relying party is SVC_PUBLIC_URL's host and only its origin is accepted, so a
+passkey made for another site, or an answer made on another page, is refused.
+Why: docs/architecture/design-notes.md, "Passkeys"."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""What second factors an account has: an authenticator app (TOTP), recovery codes and passkeys
-(factors/passkeys.py), which second step may use which, and the operator's reset. Adding them:
-factors/enrolment.py; the codes: factors/codes.py; the pending sign-in that waits for one:
-factors/pending.py.
-
-Wrong codes are counted per account and per pending sign-in (limits/throttle.py), whatever
-RATELIMIT_ENABLED says: a six-digit code must never be open to unlimited guessing. Each attempt
-is counted before its code is checked, in the unit of work that checks it, and a right code
-taken back: of concurrent guesses, exactly the limit are checked.
-"""
+"""What second factors an account has (authenticator app, recovery codes, passkeys), which second
+step may use which, and the operator's reset. Wrong codes are counted whatever RATELIMIT_ENABLED
+says: a six-digit code must never be open to unlimited guessing.
+Why: docs/architecture/design-notes.md, "Second factors"."""
 
 from __future__ import annotations
 

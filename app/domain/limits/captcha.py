@@ -1,24 +1,6 @@
-"""Bot protection: checking a captcha token with its provider's siteverify endpoint.
-
-One provider at a time (SVC_CAPTCHA_PROVIDER: Cloudflare Turnstile, hCaptcha or reCAPTCHA), in
-one of three modes (SVC_CAPTCHA_MODE): `off` (the token is accepted and ignored), `report` (the
-token is verified and the outcome counted, nothing is refused: a site can ship the widget first)
-and `on`.
-
-A token passes when the provider says `success`, for a hostname that is the service's or a
-registered client site's origin's, with the expected action when one is set (SVC_CAPTCHA_ACTION)
-and, for reCAPTCHA v3, a score of at least SVC_CAPTCHA_MIN_SCORE. A token is accepted once: it
-is claimed before it is sent to the provider, in Redis when SVC_REDIS_URL is set (and the
-database while Redis does not answer), otherwise in the database (table failure_counters), so
-every worker and instance refuses a replay.
-
-A provider that does not answer within SVC_CAPTCHA_TIMEOUT seconds, or answers with something
-other than its JSON, is *unavailable*: logged, counted (svc_auth_captcha_checks, result
-`unavailable`) and audited (`captcha_unavailable`); the caller decides what that means (sign-up
-and the mail-sending endpoints answer 503, sign-in falls back to the throttles).
-
-Where it is asked, and the sign-in's failure counts that decide it: domain/limits/captcha_login.py.
-"""
+"""Bot protection: checking a captcha token with its provider's siteverify endpoint (modes `off`,
+`report`, `on`). A token is claimed before it is checked, so no worker or instance takes a replay.
+Why: docs/architecture/design-notes.md, "Captcha"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""When sign-in asks for a captcha: once an email, or an address, has failed recently.
-
-A person who types their password right is never asked. After SVC_CAPTCHA_LOGIN_FAILURES
-("3 per 15 minutes") failed sign-ins for one email (from anywhere) or from one address (its
-IPv6 /64, for any email), the next attempts must carry a captcha token until the window ends.
-Emails are counted by their key whether or not an account has them, so the question appears
-after the same number of failures for a known and an unknown address, and reveals nothing.
-
-The counts are failure_counters rows of their own scope (keyed hashes, as limits/throttle.py
-keeps them), counted only while the captcha mode is not off, and as throttle.py counts: each
-attempt before its password is checked, taken back when it proves no failure. A sign-in that
-succeeds clears its email's count (not its address's: one account's owner must not clear a
-stranger's failures).
-The throttles of app/domain/limits/throttle.py apply as before, captcha or not.
-"""
+"""When sign-in asks for a captcha: once an email, or an address, has failed recently. Emails are
+counted whether or not an account has them, so the question reveals nothing.
+Why: docs/architecture/design-notes.md, "Captcha"."""
 
 from __future__ import annotations
 

@@ -1,28 +1,7 @@
-"""The limits that protect accounts, counted in the database (table failure_counters).
-
-Every worker and every instance shares the counts, and a restart or a recycled worker forgets
-nothing. Each attempt is counted as a failure *before* its guess is checked, by an atomic add
-that returns the count (`_reserve`), and goes on only if that count is within the limit: of
-concurrent attempts each sees a count of its own, so exactly the limit are checked. A refused
-attempt's count is rolled back; a successful one is taken back after (`_give_back`). So an
-attempt costs one small write before the hashing, and a successful sign-in one more.
-
-- Per email and source (the client's address, IPv6 cut to its /64, or a known device): after
-  LOGIN_DELAY_AFTER failures, each further one makes that pair wait twice as long as the last
-  (1 s, 2 s, 4 s... up to LOGIN_DELAY_MAX seconds). A successful sign-in clears the pair.
-- Per email, from anywhere: after LIMIT_LOGIN_FAILURES, attempts are refused, except from a device
-  that signed in to the account before (domain/limits/known_devices.py for the hosted pages; for the
-  API, an address with a session of the account), whose failures still count.
-- Per account, password changes: LIMIT_PASSWORD_CHANGE_FAILURES wrong current passwords.
-- Per account, second factors (always on): LIMIT_SECOND_FACTOR_FAILURES wrong codes, and for
-  one pending sign-in MFA_PENDING_ATTEMPTS (app/domain/factors/second_factors.py).
-
-Refusals come before any password hashing, as RateLimited with the seconds to wait. Emails are
-counted by their key whether or not an account has them: an unknown address gets the same
-answers as a known one. A password reset or an email confirmation clears the account's counters.
-Everything here but the second factors' limit is off with RATELIMIT_ENABLED=false, like the
-other limits.
-"""
+"""The limits that protect accounts, counted in the database (failure_counters) so that every worker
+and instance shares them. Each attempt is counted before its guess is checked, so of concurrent
+attempts exactly the limit are checked, and refusals come before any password hashing.
+Why: docs/architecture/design-notes.md, "Throttles and lockout"."""
 
 from __future__ import annotations
 

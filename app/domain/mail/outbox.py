@@ -1,17 +1,7 @@
-"""The outbox: every mail the service promises is a row of `mail_jobs`, which a worker thread
-of each process sends (app/infra/outbox_worker.py).
-
-A job is written with `schedule()` in the transaction of what it reports (a reset token is not
-involved: the job makes its own, and keeps it sealed for its retries: `keep_token`), so a mail
-is promised exactly when the change commits, and a request whose transaction fails promises
-nothing. Forgot-password and resend-confirmation write a job for any address without looking
-the account up: the job does that when it runs.
-
-Delivery is at least once: a worker that dies between the mail server's "250 OK" and recording
-the job as sent leaves a job that another worker sends again after the lease. The second copy is
-the same message: the same link (the job's kept token) and Message-ID (infra/mail.py), so the
-person gets one working link twice, and a mail system that deduplicates sees one message.
-"""
+"""The outbox: every mail the service promises is a `mail_jobs` row, sent by each process's worker
+thread (app/infra/outbox_worker.py). A job is written in the transaction of what it reports, so a
+mail is promised exactly when the change commits.
+Why: docs/architecture/design-notes.md, "Mail outbox"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""The service as an OpenID Connect provider: authorization codes for a client, the sessions
-they open, ID tokens, userinfo, revocation, introspection and the end of a single sign-on.
-
-The protocol (parsing, client authentication, PKCE, prompt, nonce, errors) is authlib's, in
-app/oidc; the rules are here, on the service's own records. An authorization code is a handoff
-code (sessions/handoff.py) bound also to its client, scope, nonce and the browser session it came
-from: 256 random bits, stored hashed, 60 s, single use; a code presented with anything not its
-own is burned, and one presented again after it was redeemed revokes the session it opened. The
-session a code opens belongs to the client (its refresh tokens work for that client only, with
-the rotation, grace window and reuse detection of sessions/sessions.py), and ends with the browser
-session it came through.
-"""
+"""The service as an OpenID Connect provider: codes for a client, the sessions they open, ID
+tokens, userinfo, revocation, introspection and the end of a single sign-on. The protocol is
+authlib's (app/oidc); the rules are here, on the service's own records.
+Why: docs/architecture/design-notes.md, "OpenID Connect authorization and pushed requests"."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""Pushed authorization requests (RFC 9126): a client posts its authorization request to the
-token side first, authenticated, and sends the browser with only its client_id and the
-request_uri it got back. The parameters never pass through the browser, so nobody on the way
-can read or change them.
-
-A request_uri is 256 random bits after RFC 9126's prefix, stored hashed and bound to its client.
-It lives as long as a person may take to sign in (web/pending_authorization.py), since the
-authorization endpoint reads it again when the sign-in comes back, and it is spent when a code
-is issued from it: one pushed request, at most one code.
-
-Anyone may push as a public client, so what waits is capped (PUSHED_REQUESTS_PER_CLIENT, and
-PUSHED_REQUESTS_PER_ADDRESS for a public client's pushes), and a push first deletes its client's
-expired requests: nothing waits for `flask purge`.
-"""
+"""Pushed authorization requests (RFC 9126): a client posts its request to the token side first,
+and the browser carries only a request_uri, so nobody on the way can read or change the request.
+Why: docs/architecture/design-notes.md, "OpenID Connect authorization and pushed requests"."""
 
 from __future__ import annotations
 

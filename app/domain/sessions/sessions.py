@@ -180,15 +180,10 @@ def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens
 
 @writes
 def refresh(raw: str, client: ClientInfo, *, client_id: str | None = None) -> IssuedTokens:
-    """Trade a refresh token for a new pair. Every use rotates the token.
-
-    A token that was already rotated is answered with the same successor while the grace window
-    lasts (two tabs refreshing at once), and revokes its whole session after that: whoever
-    presents it then holds a copy of a token its owner has moved past.
-
-    A refresh token works only where it was issued: one of an OpenID Connect client's session
-    only at the token endpoint for that client (`client_id`), any other only at the API's.
-    """
+    """Trade a refresh token for a new pair; every use rotates it. A rotated token presented again
+    gets the same successor within the grace window, then revokes its session. A token works only
+    where it was issued: an OpenID Connect client's at its token endpoint, any other at the API's.
+    Why: docs/architecture/design-notes.md, "Live sessions and revocation"."""
     for _attempt in range(2):
         row = _find_refresh_token(raw)
         if row.session.client_id != client_id:

@@ -62,7 +62,7 @@ def issuer_metadata() -> Response:
 
 @bp.get("/health")
 def health() -> Response:
-    """Liveness, and (as DESIGN section 4 asks) 503 when the database is unreachable."""
+    """Liveness: 200 `{"status": "ok"}`, or 503 when the database is unreachable."""
     if dependencies.database_state() != "ok":
         return problem(503, "service_unavailable", "The database is unreachable.")
     response = jsonify({"status": "ok"})

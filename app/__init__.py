@@ -65,13 +65,14 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 def _register_blueprints(app: Flask) -> None:
     from app import oauth, oidc, pages
-    from app.api import cors, openapi, v1, v2, wellknown
+    from app.api import admin, cors, openapi, v1, v2, wellknown
     from app.web.converters import ProviderConverter
 
     app.url_map.converters["provider"] = ProviderConverter
     app.register_blueprint(oauth.bp)
     app.register_blueprint(v1.bp)
     app.register_blueprint(v2.bp)
+    app.register_blueprint(admin.bp)
     app.register_blueprint(wellknown.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(openapi.bp)
@@ -81,7 +82,7 @@ def _register_blueprints(app: Flask) -> None:
     # authenticate clients (or take PKCE, or an ID token); their one cookie-only action, a logout
     # without an id_token_hint, only asks, with a form that posts to the pages' CSRF-checked
     # /logout.
-    for api in (oauth.bp, v1.bp, v2.bp, wellknown.bp, openapi.bp, oidc.bp):
+    for api in (oauth.bp, v1.bp, v2.bp, admin.bp, wellknown.bp, openapi.bp, oidc.bp):
         csrf.exempt(api)
     # 404 and 405 come before any blueprint is chosen: answer them by path.
     app.register_error_handler(404, _unrouted)

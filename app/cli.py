@@ -13,10 +13,11 @@ from flask.cli import AppGroup, with_appcontext
 
 from app.domain import audit, retention
 from app.domain.accounts import accounts
+from app.domain.admin import actions, directory
 from app.domain.audit import ClientInfo
-from app.domain.clients import sites
+from app.domain.clients import service_clients, sites
 from app.domain.errors import AuthError
-from app.domain.factors import pending, second_factors
+from app.domain.factors import pending
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
@@ -29,6 +30,7 @@ keys = AppGroup("keys", help="Manage the access-token signing keys.")
 sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
 sites_cli = AppGroup("sites", help="Manage the client sites people are sent back to.")
 outbox_cli = AppGroup("outbox", help="See and manage the mail the service has promised.")
+clients_cli = AppGroup("clients", help="Manage the service clients of the admin API.")
 
 
 def _friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -59,12 +61,16 @@ def create_user(email: str, password: str | None, full_name: str, plan: str) -> 
     click.echo(f"Created {user.email} ({user.id}), plan {user.plan}.")
 
 
+CLI = ClientInfo(actor="cli")  # who acts, in the audit trail
+
+
 @users.command("set-plan")
 @click.argument("email")
 @click.argument("plan")
 @_friendly_errors
 def set_plan(email: str, plan: str) -> None:
-    user = accounts.set_plan(email, plan)
+    """Put an account on a plan (sites see it at once through verify)."""
+    user = actions.update(directory.require_by_email(email), CLI, plan=plan)
     click.echo(f"{user.email} is now on plan {user.plan}.")
 
 
@@ -72,8 +78,18 @@ def set_plan(email: str, plan: str) -> None:
 @click.argument("email")
 @_friendly_errors
 def disable(email: str) -> None:
-    user = accounts.disable(email)
+    """Stop an account from signing in; its sessions end at once."""
+    user = actions.disable(directory.require_by_email(email), CLI)
     click.echo(f"Disabled {user.email}; its sessions are revoked.")
+
+
+@users.command("enable")
+@click.argument("email")
+@_friendly_errors
+def enable(email: str) -> None:
+    """Let a disabled account sign in again."""
+    user = actions.enable(directory.require_by_email(email), CLI)
+    click.echo(f"Enabled {user.email}.")
 
 
 @users.command("reset-mfa")
@@ -81,8 +97,26 @@ def disable(email: str) -> None:
 @_friendly_errors
 def reset_mfa(email: str) -> None:
     """Remove every second factor of an account (audited; the owner is told by mail)."""
-    user = second_factors.reset(email)
+    user = actions.clear_second_factors(directory.require_by_email(email), CLI)
     click.echo(f"Removed every second factor of {user.email}.")
+
+
+@users.command("grant-operator")
+@click.argument("email")
+@_friendly_errors
+def grant_operator(email: str) -> None:
+    """Let an account use the support console (/admin); it needs a second factor there."""
+    user = actions.set_operator(directory.require_by_email(email), CLI, operator=True)
+    click.echo(f"{user.email} is an operator.")
+
+
+@users.command("revoke-operator")
+@click.argument("email")
+@_friendly_errors
+def revoke_operator(email: str) -> None:
+    """Take the support console away from an account."""
+    user = actions.set_operator(directory.require_by_email(email), CLI, operator=False)
+    click.echo(f"{user.email} is no longer an operator.")
 
 
 def _keyring() -> Keyring:
@@ -247,6 +281,46 @@ def outbox_purge(days: int | None, failed: bool) -> None:
     click.echo(f"Deleted {deleted} mail jobs finished over {kept} days ago.")
 
 
+@clients_cli.command("add")
+@click.argument("name")
+@click.option("--scope", "scopes", multiple=True, required=True,
+              type=click.Choice(list(service_clients.AdminScope)),
+              help="An admin API scope the client may ask for; repeat for several.")
+@_friendly_errors
+def add_client(name: str, scopes: tuple[str, ...]) -> None:
+    """Register a program that calls the admin API (client_credentials, HTTP Basic)."""
+    registered = service_clients.add(name, list(scopes))
+    click.echo(f"client_id {registered.service.client_id}\n"
+               f"client_secret {registered.client_secret}\n"
+               f"scopes {' '.join(registered.service.scopes)}\n"
+               "The secret is shown this once; `clients rotate-secret` makes a new one.")
+
+
+@clients_cli.command("list")
+def list_clients() -> None:
+    """The service clients and their scopes."""
+    for service in service_clients.all_services():
+        click.echo(f"{service.name}: {' '.join(service.scopes)}")
+
+
+@clients_cli.command("rotate-secret")
+@click.argument("name")
+@_friendly_errors
+def rotate_client_secret(name: str) -> None:
+    """A new secret for a service client; the old one stops at once."""
+    click.echo(f"client_secret {service_clients.rotate_secret(name)}\n"
+               "The old secret no longer works; this one is shown this once.")
+
+
+@clients_cli.command("remove")
+@click.argument("name")
+def remove_client(name: str) -> None:
+    """Remove a service client: its tokens are refused from now on."""
+    if not service_clients.remove(name):
+        raise click.ClickException(f"No service client is called {name}.")
+    click.echo(f"Removed {name}.")
+
+
 def register(app: Flask) -> None:
-    for group in (users, keys, sessions_cli, sites_cli, outbox_cli, purge):
+    for group in (users, keys, sessions_cli, sites_cli, outbox_cli, clients_cli, purge):
         app.cli.add_command(group)

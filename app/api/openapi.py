@@ -6,8 +6,6 @@ from app/api/documents.py; the operations are listed once, below.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import cache
 from typing import Any
 
@@ -15,45 +13,12 @@ from flask import Blueprint, Response, current_app, jsonify, render_template
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from app.api import admin_openapi
 from app.api import documents as out
 from app.api import schemas as body
+from app.api.operation import Answer, Operation, Param
 
 REF = "#/components/schemas/{model}"
-
-
-class Answer(StrEnum):
-    """A response with no JSON model: a redirect (a Location header) or an HTML page."""
-
-    REDIRECT = "redirect"
-    PAGE = "page"
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    where: str = "query"
-    required: bool = False
-    description: str = ""
-    schema: dict[str, Any] = field(default_factory=lambda: {"type": "string"})
-
-
-@dataclass(frozen=True)
-class Operation:
-    method: str
-    path: str
-    operation_id: str
-    summary: str
-    tag: str
-    responses: dict[int, type[BaseModel] | Answer | None]  # a model, an Answer, or no body
-    body: type[BaseModel] | None = None
-    bearer: bool = False
-    params: tuple[Param, ...] = ()
-    links: dict[int, dict[str, Any]] = field(default_factory=dict)
-    # The OpenID Connect endpoints: a form body, client authentication, RFC 6749 errors.
-    form: type[BaseModel] | None = None
-    client_auth: bool = False
-    errors: type[BaseModel] = out.Problem
-    description: str = ""
 
 
 PROVIDER = Param("provider", "path", True, "`google` or `github`",
@@ -88,7 +53,7 @@ FROM_TOKENS = {  # after a response with tokens: refresh with its refresh token
                          "requestBody": {"refresh_token": "$response.body#/refresh_token"}},
 }
 
-OPERATIONS = (
+SITE_OPERATIONS = (
     Operation("post", "/api/v2/auth/signup", "signup",
               "Create an account and sign in (or, when confirmation is required, only create it)",
               "v2", {201: out.SignupResponse, 409: out.Problem}, body=body.SignupBody,
@@ -207,6 +172,11 @@ OPERATIONS = (
               errors=out.OAuthError),
 )
 
+OPERATIONS = (*SITE_OPERATIONS, *admin_openapi.OPERATIONS)
+IDEMPOTENCY_KEY = {"name": "Idempotency-Key", "in": "header", "required": False,
+                   "description": "Makes a retry safe (see the operation).",
+                   "schema": {"type": "string", "minLength": 1, "maxLength": 255}}
+
 PAGE = {"text/html": {"schema": {"type": "string"}}}
 STATUS_TEXT = {200: "OK", 201: "Created", 202: "Accepted", 204: "No content", 302: "Redirect",
                400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found",
@@ -224,8 +194,10 @@ def _operation(op: Operation) -> dict[str, Any]:
     responses: dict[int, type[BaseModel] | Answer | None] = {503: op.errors, **op.responses}
     if op.body is not None:
         responses |= {413: out.Problem, 422: out.Problem, 429: out.Problem}
-    if op.bearer:
+    if op.bearer or op.admin_scope:
         responses |= {401: op.errors}
+    if op.admin_scope:
+        responses |= {403: op.errors, 429: out.Problem}
     if op.errors is out.Problem and any(p.where == "query" and p.schema.get("enum")
                                         for p in op.params):
         responses.setdefault(422, out.Problem)
@@ -241,7 +213,7 @@ def _operation(op: Operation) -> dict[str, Any]:
             entry["headers"] = {"Location": {"schema": {"type": "string"}}}
         elif answer is Answer.PAGE:
             entry["content"] = PAGE
-        if status == 401 and op.bearer:
+        if status in (401, 403) and (op.bearer or op.admin_scope):
             entry["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
         if status in op.links:
             entry["links"] = op.links[status]
@@ -258,7 +230,10 @@ def _operation(op: Operation) -> dict[str, Any]:
                                "description": p.description, "schema": p.schema}
                               for p in op.params]
     spec["security"] = ([{"bearer": []}] if op.bearer
+                         else [{"serviceClient": [op.admin_scope]}] if op.admin_scope
                          else [{"clientSecretBasic": []}, {}] if op.client_auth else [])
+    if op.admin_scope and op.method == "post":
+        spec.setdefault("parameters", []).append(IDEMPOTENCY_KEY)
     return spec
 
 
@@ -289,13 +264,17 @@ def _document(public_url: str, brand: str) -> dict[str, Any]:
                  {"name": "v1", "description": "What the client sites already call"},
                  {"name": "metadata", "description": "Keys, issuer and health"},
                  {"name": "oidc", "description": "The OpenID Connect provider (RFC 6749 "
-                                                 "errors, form bodies)"}],
+                                                 "errors, form bodies)"},
+                 {"name": "admin", "description": "Accounts for service clients (billing, "
+                                                  "support): client_credentials tokens with "
+                                                  "admin scopes"}],
         "paths": paths,
         "components": {
             "schemas": _schemas(),
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "bearerFormat": "JWT"},
-                                "clientSecretBasic": {"type": "http", "scheme": "basic"}},
+                                "clientSecretBasic": {"type": "http", "scheme": "basic"},
+                                "serviceClient": admin_openapi.security_scheme(public_url)},
         },
     }
 

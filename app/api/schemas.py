@@ -95,10 +95,10 @@ def parse_body(model: type[B]) -> B:
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise InvalidBody(errors=_pointers(error)) from None
+        raise InvalidBody(errors=error_pointers(error)) from None
 
 
-def _pointers(error: ValidationError) -> list[dict[str, str]]:
+def error_pointers(error: ValidationError) -> list[dict[str, str]]:
     """Pydantic's errors as JSON pointers, without echoing any submitted value."""
     return [
         {"pointer": "#/" + "/".join(str(part) for part in item["loc"]),

@@ -23,6 +23,8 @@ class ClientInfo:
 
     ip: str | None = None
     user_agent: str | None = None
+    # Who acts on the account when not its owner: `client:<name>`, `operator:<id>`, `cli`.
+    actor: str | None = None
 
     @classmethod
     def of(cls, ip: str | None, user_agent: str | None) -> ClientInfo:
@@ -34,8 +36,9 @@ def record(event: str, client: ClientInfo, *, user_id: str | None = None,
            session_id: str | None = None) -> None:
     """Write an event in the caller's unit of work."""
     insert_values(AuditEvent, at=now(), event=event, user_id=user_id, session_id=session_id,
-                  ip=client.ip, user_agent=client.user_agent)
-    log.info("event=%s user=%s session=%s ip=%s", event, user_id, session_id, client.ip)
+                  ip=client.ip, user_agent=client.user_agent, actor=client.actor)
+    log.info("event=%s user=%s session=%s ip=%s actor=%s", event, user_id, session_id,
+             client.ip, client.actor)
     count_event(event)
 
 

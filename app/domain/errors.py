@@ -1,8 +1,5 @@
-"""Typed errors of the domain, each with a stable code and an HTTP status.
-
-The web layer answers them once per surface (app/web/errors.py, app/pages/); the domain only
-raises them.
-"""
+"""Typed errors of the domain, each with a stable code and an HTTP status: the domain raises
+them, each surface answers them (app/web/errors.py, app/pages/)."""
 
 from __future__ import annotations
 
@@ -67,11 +64,16 @@ class InvalidToken(BearerError):
 
 class InsufficientScope(BearerError):
     """An access token that was not issued to an OpenID Connect client with `openid`, at
-    /oauth2/userinfo (RFC 6750 §3.1)."""
+    /oauth2/userinfo, or without the admin scope an admin endpoint needs (RFC 6750 §3.1)."""
 
     status = 403
     code = "insufficient_scope"
     detail = "The access token was not issued for the openid scope."
+    scope = "openid"  # the scope the endpoint needs
+
+    def __init__(self, scope: str | None = None) -> None:
+        super().__init__(f"This needs a token with the {scope} scope." if scope else None)
+        self.scope = scope or self.scope
 
 
 class TokenExpired(BearerError):

@@ -29,6 +29,7 @@ def _second_factor(added: bool) -> Handler:
 HANDLERS: dict[str, Handler] = {
     MailJob.RESET_PASSWORD: recovery.reset_link_mail,
     MailJob.CONFIRM_EMAIL: recovery.confirmation_mail,
+    MailJob.INVITATION: recovery.invitation_mail,
     MailJob.PASSWORD_CHANGED: _password_changed,
     MailJob.PROVIDER_LINKED: _provider_linked,
     MailJob.PROVIDER_UNLINKED: _provider_unlinked,

@@ -18,13 +18,14 @@ from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.db.transactions import writes
+from app.domain.admin import idempotency
 from app.domain.clock import now
 from app.domain.factors import passkeys, pending
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
 from app.extensions import db
-from app.models import AuditEvent, HandoffCode, OneTimeToken, PushedRequest
+from app.models import AuditEvent, HandoffCode, IdempotentAnswer, OneTimeToken, PushedRequest
 
 BATCH = 5_000
 
@@ -84,6 +85,11 @@ def purge_audit_events() -> int:
     return _delete_batched(AuditEvent.id, AuditEvent.at < now() - timedelta(days=days))
 
 
+def purge_idempotent_answers() -> int:
+    return _delete_batched(IdempotentAnswer.created_at,
+                           IdempotentAnswer.created_at <= now() - idempotency.KEEP_FOR)
+
+
 def purge_mail_jobs() -> int:
     """Sent mail jobs (failed ones stay, for `outbox retry --failed`)."""
     return outbox_ops.purge(timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"])))
@@ -97,6 +103,7 @@ STEPS: list[Step] = [
     Step("expired reset and confirmation tokens", purge_one_time_tokens),
     Step("pending sign-ins long expired", pending.purge_expired),
     Step("passkey challenges long expired", passkeys.purge_expired),
+    Step("admin API answers kept for Idempotency-Key retries", purge_idempotent_answers),
     Step("mail jobs finished past SVC_MAIL_RETENTION_DAYS", purge_mail_jobs),
     Step("audit events past their retention", purge_audit_events),
 ]

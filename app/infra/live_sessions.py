@@ -57,6 +57,7 @@ class _Cached:
     session_expires_at: datetime
     fetched_at: float
     generation: int  # the lookup's generation when fetched: a later failure voids it
+    mark: bytes | str | None  # the account's change mark in Redis when fetched
 
 
 class LiveSessions:
@@ -78,21 +79,22 @@ class LiveSessions:
         self._lookup: DriverQuery | None = None
 
     def live_account(self, session_id: str, user_id: str, at: datetime) -> Account | None:
-        said = self._redis_says(session_id)
+        said, mark = self._redis_says(session_id, user_id)
         if said is _RedisSays.REVOKED:
             self._cache.pop(session_id, None)
             return None
         if said is _RedisSays.NOT_REVOKED:  # a recent cached answer is good enough
             cached = self._cache.get(session_id)
             if (cached is not None and cached.account.id == user_id
-                    and cached.generation == self._generation
+                    and cached.generation == self._generation and cached.mark == mark
                     and time.monotonic() - cached.fetched_at < self.cache_seconds
                     and cached.session_expires_at > at):
                 return cached.account
-        return self._query(session_id, user_id, at, cache=said is _RedisSays.NOT_REVOKED)
+        return self._query(session_id, user_id, at, cache=said is _RedisSays.NOT_REVOKED,
+                           mark=mark)
 
     def _query(self, session_id: str, user_id: str, at: datetime, *,
-               cache: bool) -> Account | None:
+               cache: bool, mark: bytes | str | None = None) -> Account | None:
         # Straight on the driver (db/driver_query.py): no ORM unit of work, no pool checkout.
         if self._lookup is None or self._lookup.engine is not db.engine:
             self._lookup = DriverQuery(_LIVE_ACCOUNT, db.engine)
@@ -103,7 +105,8 @@ class LiveSessions:
         account = Account(row[0], row[1], row[2], row[3], bool(row[4]),
                           tuple(sorted(filter(None, (row[6] or "").split(",")))))
         if cache:  # only answers read while Redis answers are cached
-            self._remember(session_id, _Cached(account, row[5], time.monotonic(), generation))
+            self._remember(session_id,
+                           _Cached(account, row[5], time.monotonic(), generation, mark))
         return account
 
     def _remember(self, session_id: str, entry: _Cached) -> None:
@@ -115,18 +118,39 @@ class LiveSessions:
     def _resting(self) -> bool:
         return time.monotonic() < self._redis_resting_until
 
-    def _redis_says(self, session_id: str) -> _RedisSays:
+    def _redis_says(self, session_id: str,
+                    user_id: str) -> tuple[_RedisSays, bytes | str | None]:
+        """Whether the session is revoked, and the account's change mark (see
+        publish_account_changed), in one round trip."""
         if self.redis is None or self._resting():
-            return _RedisSays.NOTHING
+            return _RedisSays.NOTHING, None
         try:
             self._publish_unpublished()  # our own first, or the answer below could be stale
-            revoked, epoch = self.redis.mget(_key(session_id), EPOCH_KEY)
+            revoked, epoch, mark = self.redis.mget(_key(session_id), EPOCH_KEY,
+                                                   _account_key(user_id))
             if epoch is None or epoch != self._epoch:
                 self._new_epoch(epoch)
         except RedisError:
             self._failed("checking sessions in the database")
-            return _RedisSays.NOTHING
-        return _RedisSays.NOT_REVOKED if revoked is None else _RedisSays.REVOKED
+            return _RedisSays.NOTHING, None
+        return (_RedisSays.NOT_REVOKED if revoked is None else _RedisSays.REVOKED), mark
+
+    def publish_account_changed(self, user_ids: Iterable[str]) -> None:
+        """An account's plan, name or address changed (committed): every instance reads it
+        again on its next call instead of answering from its cache. If Redis does not answer,
+        the others' caches hold the old answer SESSION_CACHE_SECONDS at most."""
+        ids = set(user_ids)
+        for session_id in [s for s, c in self._cache.items() if c.account.id in ids]:
+            self._cache.pop(session_id, None)
+        if self.redis is None or not ids or self._resting():
+            return
+        try:
+            with self.redis.pipeline(transaction=False) as pipe:
+                for user_id in ids:
+                    pipe.set(_account_key(user_id), secrets.token_hex(8), ex=self.revoked_ttl)
+                pipe.execute()
+        except RedisError:
+            self._failed("account changes left to the cache's expiry")
 
     def _new_epoch(self, seen: bytes | str | None) -> None:
         """Redis is new to this process, or lost its data since (restarted empty, and with it
@@ -259,3 +283,7 @@ _LIVE_ACCOUNT = (
 
 def _key(session_id: str) -> str:
     return f"svc-auth:revoked:{session_id}"
+
+
+def _account_key(user_id: str) -> str:
+    return f"svc-auth:account:{user_id}"

@@ -4,6 +4,7 @@ from app.models.audit import AuditEvent
 from app.models.consent import ConsentGrant
 from app.models.failure_counter import FailureCounter
 from app.models.handoff import HandoffCode
+from app.models.idempotent_answer import IdempotentAnswer
 from app.models.identity import Identity
 from app.models.mail_job import MailJob
 from app.models.one_time_token import OneTimeToken
@@ -11,11 +12,12 @@ from app.models.passkey import Passkey, PasskeyChallenge
 from app.models.pushed_request import PushedRequest
 from app.models.rate_limit_counter import RateLimitCounter
 from app.models.second_factor import PendingSignIn, RecoveryCode, TotpFactor
+from app.models.service_client import ServiceClient
 from app.models.session import AuthSession, RefreshToken
 from app.models.site import ClientSite
 from app.models.user import User
 
 __all__ = ["AuditEvent", "AuthSession", "ClientSite", "ConsentGrant", "FailureCounter",
-           "HandoffCode", "Identity", "MailJob", "OneTimeToken", "Passkey", "PasskeyChallenge",
-           "PendingSignIn", "PushedRequest", "RateLimitCounter", "RecoveryCode", "RefreshToken",
-           "TotpFactor", "User"]
+           "HandoffCode", "IdempotentAnswer", "Identity", "MailJob", "OneTimeToken", "Passkey",
+           "PasskeyChallenge", "PendingSignIn", "PushedRequest", "RateLimitCounter",
+           "RecoveryCode", "RefreshToken", "ServiceClient", "TotpFactor", "User"]

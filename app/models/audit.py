@@ -21,3 +21,6 @@ class AuditEvent(Model):
     session_id: Mapped[str | None] = mapped_column(String(36))
     ip: Mapped[str | None] = mapped_column(String(45))
     user_agent: Mapped[str | None] = mapped_column(String(255))
+    # Who acted, when not the account's owner: `client:<name>` (the admin API),
+    # `operator:<account id>` (the console), `cli`.
+    actor: Mapped[str | None] = mapped_column(String(80))

@@ -26,6 +26,7 @@ class MailJob(Model):
     PROVIDER_UNLINKED = "provider_unlinked"
     SECOND_FACTOR_ADDED = "second_factor_added"
     SECOND_FACTOR_REMOVED = "second_factor_removed"
+    INVITATION = "invitation"  # an account opened by an operator: choose a password
     # Statuses
     PENDING = "pending"  # waiting for its next attempt, or claimed by a worker
     SENT = "sent"

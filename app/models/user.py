@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import String
+from sqlalchemy import Boolean, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
@@ -35,6 +35,8 @@ class User(Model):
     # (password_is_the_holders, below).
     password_proved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # May use the support console (/admin): granted only from the CLI.
+    operator: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     @property
     def password_is_the_holders(self) -> bool:

@@ -9,16 +9,19 @@ from authlib.oauth2.rfc6749 import (
 )
 from authlib.oauth2.rfc6749.requests import OAuth2Payload
 
-from app.domain.clients import sites
+from app.domain.clients import service_clients, sites
 from app.domain.clients.sites import Site
 
 SECRET_METHODS = list(sites.SECRET_METHODS)
 TOKEN_AUTH_METHODS = [*SECRET_METHODS, sites.PUBLIC]
 class Client:
-    """A registered site as authlib's ClientMixin sees it."""
+    """A registered site, or a service client, as authlib's ClientMixin sees it. A service
+    client is seen as a confidential third-party site with no redirect URI, that may only get
+    a token for itself at the token endpoint."""
 
-    def __init__(self, site: Site) -> None:
+    def __init__(self, site: Site, *, service: bool = False) -> None:
         self.site = site
+        self.service = service
         self.client_id = site.client_id
         self.client_metadata = {"post_logout_redirect_uris": list(site.post_logout_redirect_uris)}
 
@@ -43,14 +46,18 @@ class Client:
         return self.site.check_secret(client_secret)
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
+        if self.service:
+            return endpoint == "token" and method == self.site.auth_method
         if endpoint == "introspection":  # confidential clients only
             return not self.site.is_public and method == self.site.auth_method
         return method == self.site.auth_method
 
     def check_response_type(self, response_type: str) -> bool:
-        return response_type == "code"
+        return response_type == "code" and not self.service
 
     def check_grant_type(self, grant_type: str) -> bool:
+        if self.service:
+            return grant_type == "client_credentials"
         if grant_type == "client_credentials":
             return not self.site.is_public
         return grant_type in ("authorization_code", "refresh_token")
@@ -58,7 +65,14 @@ class Client:
 
 def query_client(client_id: str | None) -> Client | None:
     site = sites.registered_site(client_id)
-    return Client(site) if site is not None else None
+    if site is not None:
+        return Client(site)
+    service = service_clients.find(client_id)
+    if service is None:
+        return None
+    return Client(Site(service.name, (), (), client_secret_hash=service.secret_hash,
+                       auth_method=service_clients.AUTH_METHOD, allowed_scopes=service.scopes,
+                       first_party=False), service=True)
 
 
 def client_of(request: OAuth2Request) -> Client:

@@ -232,19 +232,29 @@ class RefreshGrant(RefreshTokenGrant):
 
 class ClientGrant(ClientCredentialsGrant):
     """client_credentials, for confidential clients: a token for the client itself, with the
-    admin audience (domain/oidc/authorization.py, issue_client_token). No scopes are defined for it
-    yet, so none may be asked for."""
+    admin audience (domain/oidc/authorization.py, issue_client_token). A service client gets
+    the admin scopes it asks for among those it was registered with (all of them when it names
+    none); a site's own token has no scope, so the admin API takes nothing from it."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = SECRET_METHODS
 
     def validate_requested_scope(self) -> None:
-        if params_of(self.request).scope:
-            raise InvalidScopeError("No scope is defined for a client's own token yet.")
+        asked = params_of(self.request).scope
+        client = client_of(self.request)
+        if client.service:
+            granted = client.get_allowed_scope(asked)
+            if granted is None:
+                raise InvalidScopeError("The client was not registered for this scope.")
+            self.request.granted_scope = granted  # type: ignore[attr-defined]  # read below
+        elif asked:
+            raise InvalidScopeError("A site's own token has no scope: the admin API's scopes "
+                                    "are for service clients (`flask clients add`).")
 
     @hooked
     def create_token_response(self) -> TokenResponse:
-        issued = authorization.issue_client_token(client_of(self.request).client_id,
+        scope = getattr(self.request, "granted_scope", "")
+        issued = authorization.issue_client_token(client_of(self.request).client_id, scope,
                                                   client_info())
         return 200, {"access_token": issued.token, "token_type": "Bearer",
-                     "expires_in": tools().access_tokens.ttl, "scope": ""}, \
+                     "expires_in": tools().access_tokens.ttl, "scope": scope}, \
             self.TOKEN_RESPONSE_HEADER

@@ -18,7 +18,7 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.domain.errors import AuthError, BearerError
+from app.domain.errors import AuthError, BearerError, InsufficientScope
 from app.web import ratelimits
 
 log = logging.getLogger("svc_auth.web")
@@ -108,7 +108,10 @@ def _failure_problem(failure: Failure) -> Response:
 
 def _auth_error(error: AuthError) -> Response:
     headers = {"Retry-After": str(error.retry_after)} if error.retry_after else {}
-    if isinstance(error, BearerError):
+    if isinstance(error, InsufficientScope):
+        headers["WWW-Authenticate"] = (
+            f'Bearer realm="svc-auth", error="insufficient_scope", scope="{error.scope}"')
+    elif isinstance(error, BearerError):
         headers["WWW-Authenticate"] = (
             'Bearer realm="svc-auth"' if error.code == "missing_token"
             else f'Bearer realm="svc-auth", error="invalid_token", error_description="{error.code}"'

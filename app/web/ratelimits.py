@@ -16,8 +16,11 @@ from flask_login import current_user
 from redis import RedisError
 
 from app.domain.addresses import key as email_key
+from app.domain.clients import service_clients
+from app.domain.errors import AuthError
 from app.domain.limits.throttle import network_key
 from app.extensions import limiter
+from app.web.bearer import bearer_token
 from app.web.client import client_ip
 
 log = logging.getLogger("svc_auth.ratelimits")
@@ -77,6 +80,15 @@ def _browser_session() -> str:
     return f"session|{current_user.get_id()}"
 
 
+def _admin_caller() -> str:
+    """The service client of a valid admin token; the address for anything else."""
+    try:
+        caller = service_clients.caller_of(bearer_token())
+    except AuthError:
+        caller = None
+    return f"client|{caller}" if caller else f"ip|{limit_key_ip()}"
+
+
 def _setting(name: str) -> Callable[[], str]:
     return lambda: str(current_app.config[name])
 
@@ -102,6 +114,8 @@ refresh = _limits(("refresh-ip", "LIMIT_REFRESH", limit_key_ip, {}))
 exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", limit_key_ip, {}))
 # The OpenID Connect endpoints of clients (token, revocation, introspection), per address.
 oidc_token = _limits(("oidc-token-ip", "LIMIT_OIDC_TOKEN", limit_key_ip, {}))
+# The admin API, per service client: a runaway script cannot starve the others.
+admin = _limits(("admin-client", "LIMIT_ADMIN", _admin_caller, {}))
 # Mail-sending endpoints: per email (no one gets bombarded), and per IP.
 forgot = _limits(("forgot-email", "LIMIT_FORGOT", _untrusted_email, {}),
                  ("forgot-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))

@@ -4,7 +4,7 @@ import re
 
 from openapi_spec_validator import validate
 
-from app.api import schemas
+from app.api import admin_schemas, schemas
 from app.api.openapi import OPERATIONS
 
 
@@ -22,7 +22,8 @@ def test_every_api_route_is_documented_and_nothing_else(app, client):
     routed = set()
     for rule in app.url_map.iter_rules():
         path = re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", r"{\1}", rule.rule)
-        if path.startswith(("/api/v1", "/api/v2", "/.well-known", "/health", "/oauth2")):
+        if path.startswith(("/api/v1", "/api/v2", "/api/admin", "/.well-known", "/health",
+                            "/oauth2")):
             routed |= {(m, path) for m in rule.methods - {"HEAD", "OPTIONS"}}
     assert documented == routed
 
@@ -31,7 +32,8 @@ def test_request_bodies_are_the_validating_models(client):
     document = client.get("/api/openapi.json").get_json()
     for op in OPERATIONS:
         if op.body is not None:
-            assert getattr(schemas, op.body.__name__) is op.body
+            module = admin_schemas if op.admin_scope else schemas
+            assert getattr(module, op.body.__name__) is op.body
             documented = document["components"]["schemas"][op.body.__name__]
             assert documented == op.body.model_json_schema(
                 ref_template="#/components/schemas/{model}")

@@ -15,7 +15,7 @@ from app.domain import addresses, audit
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailTaken, InvalidCredentials, NotFound, StepUpRequired
+from app.domain.errors import EmailTaken, InvalidCredentials, StepUpRequired
 from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
@@ -187,31 +187,4 @@ def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
     sessions.revoke_all(user.id, "password_changed", except_session=keep_session)
     audit.record("password_changed", client, user_id=user.id, session_id=keep_session)
     schedule(MailJob.PASSWORD_CHANGED, {"to": user.email})
-
-
-# The operator's changes (CLI) ----------------------------------------------------------------
-
-def _require(untrusted_email: str) -> User:
-    user = find_by_email(untrusted_email)
-    if user is None:
-        raise NotFound(f"No account for {untrusted_email}.")
-    return user
-
-
-@writes
-def set_plan(untrusted_email: str, plan: str) -> User:
-    user = _require(untrusted_email)
-    user.plan = plan
-    return user
-
-
-@writes
-def disable(untrusted_email: str) -> User:
-    """Disable an account: its sessions end at once and it can no longer sign in."""
-    user = _require(untrusted_email)
-    user.disabled_at = user.disabled_at or now()
-    sessions.revoke_all(user.id, "account_disabled")
-    audit.record("account_disabled", ClientInfo(), user_id=user.id)
-    return user
-
 

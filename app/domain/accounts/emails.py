@@ -67,3 +67,9 @@ def _names(providers: list[str]) -> str:
 def confirm_email(to: str, token: str) -> Message:
     return _message(to, "Confirm your email address", "confirm_email",
                     link=_link("/confirm-email", token))
+
+
+def invitation(to: str, token: str, days: int) -> Message:
+    """An account an operator opened: the link sets its first password (a reset link)."""
+    return _message(to, f"Your {current_app.config['BRAND']} account", "invitation",
+                    link=_link("/reset-password", token), days=days)

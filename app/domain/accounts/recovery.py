@@ -31,6 +31,7 @@ from app.models import MailJob, OneTimeToken, User
 RESET = OneTimeToken.RESET_PASSWORD
 CONFIRM = OneTimeToken.CONFIRM_EMAIL
 CONFIRM_TTL = timedelta(days=3)
+INVITATION_TTL = timedelta(days=7)
 
 
 def _reset_ttl() -> timedelta:
@@ -97,6 +98,21 @@ def reset_link_mail(job: Job) -> Message | None:
     raw = _link_token(job, user, RESET, _reset_ttl())
     minutes = int(_reset_ttl().total_seconds()) // 60
     return emails.reset_password(user.email, raw, minutes, job.payload.get("site"))
+
+
+def invite(user: User, client: ClientInfo) -> None:
+    """Mail an account opened without a password a link to choose one, in the caller's unit of
+    work. The link is a reset link that lives longer."""
+    schedule(MailJob.INVITATION, {"user_id": user.id, "client": asdict(client)})
+
+
+def invitation_mail(job: Job) -> Message | None:
+    """The invitation job: nothing once the account has a password or is disabled."""
+    user = db.session.get(User, job.payload["user_id"])
+    if user is None or user.disabled_at is not None or user.password_hash is not None:
+        return None
+    raw = _link_token(job, user, RESET, INVITATION_TTL)
+    return emails.invitation(user.email, raw, INVITATION_TTL.days)
 
 
 @writes

@@ -19,7 +19,7 @@ from app.domain.clock import now
 from app.domain.errors import InvalidBody, InvalidRedirectUri, UnknownCallback
 from app.domain.tokens import tokens
 from app.extensions import db
-from app.models import ClientSite
+from app.models import ClientSite, ServiceClient
 
 SITE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 DEFAULT_SCOPES = ("openid", "email", "profile")
@@ -212,6 +212,14 @@ def _check_name(name: str, reserved: tuple[str, ...]) -> None:
                           "name.")
 
 
+def check_new_client_id(name: str) -> None:
+    """A service client's name: a site's rules, and no site of that name (both are client ids
+    at the token endpoint)."""
+    _check_name(name, reserved_names())
+    if name in all_sites():
+        raise InvalidBody(f"{name} is a client site's name: choose another.")
+
+
 def reserved_names() -> tuple[str, ...]:
     return current_app.config["JWT_AUDIENCE"], current_app.config["ADMIN_AUDIENCE"]
 
@@ -262,6 +270,8 @@ def add_site(name: str, redirect_uris: list[str], origins: list[str],
     when it had none; `rotate_secret` replaces one."""
     registration = registration or Registration()
     _check_name(name, reserved_names())
+    if db.session.get(ServiceClient, name) is not None:
+        raise InvalidBody(f"{name} is a service client's name: choose another.")
     if not redirect_uris:
         raise InvalidBody("A site needs at least one redirect URI.")
     _check_client(registration)

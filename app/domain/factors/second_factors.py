@@ -11,9 +11,9 @@ from enum import StrEnum
 from sqlalchemy import delete, func, select
 
 from app.db.transactions import writes
-from app.domain import addresses, audit
+from app.domain import audit
 from app.domain.audit import ClientInfo
-from app.domain.errors import FactorNeedsConfirmedEmail, FactorNeedsProvedPassword, NotFound
+from app.domain.errors import FactorNeedsConfirmedEmail, FactorNeedsProvedPassword
 from app.domain.factors.codes import RECOVERY_CODE, TOTP, totp_of
 from app.domain.mail.outbox import schedule
 from app.extensions import db
@@ -91,17 +91,12 @@ def require_may_enrol(user: User) -> None:
 # Removing --------------------------------------------------------------------------------------
 
 @writes
-def reset(untrusted_email: str) -> User:
-    """The operator's `users reset-mfa`: every second factor of the account goes (audited, and
-    the owner is told)."""
-    user = db.session.scalars(
-        select(User).where(User.email_key == addresses.key(untrusted_email))).one_or_none()
-    if user is None:
-        raise NotFound(f"No account for {untrusted_email}.")
+def reset(user: User, client: ClientInfo) -> None:
+    """An operator's reset (`users reset-mfa`, the admin API, the console): every second
+    factor of the account goes (audited, and the owner is told)."""
     _remove_all(user)
-    audit.record("second_factors_reset", ClientInfo(), user_id=user.id)
+    audit.record("second_factors_reset", client, user_id=user.id)
     tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "every second factor")
-    return user
 
 
 def remove_unproved(user: User) -> None:

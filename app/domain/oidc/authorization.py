@@ -5,7 +5,7 @@ Why: docs/architecture/design-notes.md, "OpenID Connect authorization and pushed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -184,16 +184,16 @@ CLIENT_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type)
 
 
 @writes
-def issue_client_token(client_id: str, client: ClientInfo) -> tokens.AccessToken:
-    """An access token for a confidential client itself (client_credentials), for the admin API
-    to come. Its audience is SVC_ADMIN_AUDIENCE, never the client sites' shared one, so no site
+def issue_client_token(client_id: str, scope: str, client: ClientInfo) -> tokens.AccessToken:
+    """An access token for a confidential client itself (client_credentials), for the admin
+    API. Its audience is SVC_ADMIN_AUDIENCE, never the client sites' shared one, so no site
     can take it for a person's token (its `sub` is the client id), and /verify refuses it."""
     signer = tools().access_tokens
     iat = int(now().timestamp())
     claims = {"iss": signer.issuer, "aud": current_app.config["ADMIN_AUDIENCE"],
-              "sub": client_id, "client_id": client_id, "scope": "",
+              "sub": client_id, "client_id": client_id, "scope": scope,
               "jti": tokens.new_secret(), "iat": iat, "nbf": iat, "exp": iat + signer.ttl}
-    audit.record("client_token_issued", client)
+    audit.record("client_token_issued", replace(client, actor=f"client:{client_id}"))
     return tokens.AccessToken(signer.sign(claims, CLIENT_TOKEN_TYPE), iat + signer.ttl)
 
 

@@ -300,6 +300,16 @@ def note_revoked(session_ids: Iterable[str]) -> None:
     until_commit(_REVOKED, set, live.publish_revoked).update(session_ids)
 
 
+_CHANGED = "svc_changed_accounts"  # the accounts changed in the open transaction
+
+
+def note_account_changed(user_id: str) -> None:
+    """An account's plan, name or address changes in the open transaction: once it commits,
+    every instance reads the account again on its next bearer call."""
+    live = tools().live_sessions
+    until_commit(_CHANGED, set, live.publish_account_changed).add(user_id)
+
+
 def revoke(session: AuthSession, reason: str, at: datetime | None = None) -> None:
     """Revoke a loaded session, in the caller's unit of work."""
     if session.revoked_at is None:

@@ -26,7 +26,7 @@ from app.infra.keys import Keyring, SigningKey
 
 ACCESS_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type, not a secret)
 MAX_TOKEN_LENGTH = 4096
-_REQUIRED_CLAIMS = ("iss", "aud", "sub", "sid", "jti", "iat", "nbf", "exp")
+_REQUIRED_CLAIMS = ("iss", "aud", "sub", "jti", "iat", "nbf", "exp")  # and a person's: sid
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,20 @@ class AccessClaims:
     expires_at: int
     audience: str
     client_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ClientClaims:
+    """A token a client holds for itself: which client, with which scopes."""
+
+    client_id: str
+    scopes: frozenset[str]
+    issued_at: int
+    not_before: int
+    expires_at: int
+
+
+Timed = AccessClaims | ClientClaims
 
 
 class AccessTokens:
@@ -98,7 +112,26 @@ class AccessTokens:
         self._remember(token, cached)
         return cached[1]
 
+    def verify_client_token(self, token: str, now: datetime, audience: str) -> ClientClaims:
+        """The claims of a token a client holds for itself (client_credentials) with this
+        audience, or InvalidToken / TokenExpired. A person's token has the wrong audience."""
+        at = int(now.timestamp())
+        kid, payload = self._verified_payload(token, at)
+        claims = _client_claims_from(payload)
+        if payload["aud"] != audience:
+            raise InvalidToken()
+        self._key_in_force(kid, claims, at)
+        self._check_times(claims, at)
+        return claims
+
     def _decode(self, token: str, at: int) -> tuple[str, AccessClaims]:
+        kid, payload = self._verified_payload(token, at)
+        claims = _claims_from(payload)
+        self._key_in_force(kid, claims, at)
+        return kid, claims
+
+    def _verified_payload(self, token: str, at: int) -> tuple[str, dict[str, Any]]:
+        """The payload of a token our keys signed, with its kid; InvalidToken otherwise."""
         # Compact JWS segments are unpadded base64url (RFC 7515 section 2): with "=" a token
         # would have a second string.
         if len(token) > MAX_TOKEN_LENGTH or "=" in token:
@@ -125,11 +158,9 @@ class AccessTokens:
             )
         except jwt.InvalidTokenError:
             raise InvalidToken() from None
-        claims = _claims_from(payload)
-        self._key_in_force(kid, claims, at)
-        return kid, claims
+        return kid, payload
 
-    def _key_in_force(self, kid: str, claims: AccessClaims, at: int) -> SigningKey:
+    def _key_in_force(self, kid: str, claims: Timed, at: int) -> SigningKey:
         """The key that signed these claims, if it is still in force and was when they were
         issued: a revoked key verifies nothing, a retired one nothing issued after it retired."""
         key = self.keyring.verification_key(kid, at)
@@ -138,7 +169,7 @@ class AccessTokens:
             raise InvalidToken()
         return key
 
-    def _check_times(self, claims: AccessClaims, now: int) -> None:
+    def _check_times(self, claims: Timed, now: int) -> None:
         if claims.expires_at - claims.issued_at > self.ttl:
             raise InvalidToken()
         if claims.not_before > now + self.leeway or claims.issued_at > now + self.leeway:
@@ -155,14 +186,24 @@ class AccessTokens:
 
 def _claims_from(payload: dict[str, Any]) -> AccessClaims:
     times = [payload[name] for name in ("iat", "nbf", "exp")]
-    ids = [payload[name] for name in ("sub", "sid", "aud")]
+    ids = [payload.get(name) for name in ("sub", "sid", "aud")]
     client_id = payload.get("client_id")
     if any(type(t) is not int for t in times) or any(not isinstance(i, str) for i in ids) \
             or not isinstance(client_id, str | None):
         raise InvalidToken()
-    return AccessClaims(user_id=ids[0], session_id=ids[1], issued_at=times[0],
-                        not_before=times[1], expires_at=times[2], audience=ids[2],
+    return AccessClaims(user_id=str(ids[0]), session_id=str(ids[1]), issued_at=times[0],
+                        not_before=times[1], expires_at=times[2], audience=str(ids[2]),
                         client_id=client_id)
+
+
+def _client_claims_from(payload: dict[str, Any]) -> ClientClaims:
+    times = [payload[name] for name in ("iat", "nbf", "exp")]
+    client_id, scope = payload.get("client_id"), payload.get("scope")
+    if any(type(t) is not int for t in times) or not isinstance(client_id, str) \
+            or payload["sub"] != client_id or not isinstance(scope, str) or "sid" in payload:
+        raise InvalidToken()
+    return ClientClaims(client_id=client_id, scopes=frozenset(scope.split()),
+                        issued_at=times[0], not_before=times[1], expires_at=times[2])
 
 
 # Opaque secrets: refresh tokens, mailed links -----------------------------------------------------

@@ -1,0 +1,64 @@
+"""The admin API's response bodies (the OpenAPI document's schemas; the contract tests check
+every real answer against them)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from app.api.documents import Document
+
+
+class AdminUser(Document):
+    id: str = Field(description="UUID")
+    email: str
+    full_name: str
+    plan: str
+    status: Literal["active", "disabled"]
+    email_verified: bool
+    created_at: str = Field(description="ISO 8601, UTC")
+    disabled_at: str | None
+
+
+class SecondFactors(Document):
+    totp: int = Field(description="1 with an authenticator app, else 0.")
+    passkey: int
+    recovery_codes_left: int
+
+
+class AdminUserProfile(AdminUser):
+    """One account as support sees it: never a hash, a key, a code or a token."""
+
+    operator: bool = Field(description="May use the support console.")
+    providers: list[str] = Field(description="Linked sign-in providers.")
+    second_factors: SecondFactors
+    passkeys: int
+    open_sessions: int
+    last_sign_in_at: str | None
+
+
+class AdminUsersPage(Document):
+    users: list[AdminUser]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on "
+                                                "the last.")
+
+
+class AdminEvent(Document):
+    id: int
+    at: str
+    event: str
+    actor: str | None = Field(description="Who acted when not the account's owner: "
+                                          "`client:<name>`, `operator:<account id>`, `cli`.")
+    session_id: str | None
+    ip: str | None
+    user_agent: str | None
+
+
+class AdminEventsPage(Document):
+    events: list[AdminEvent] = Field(description="Newest first.")
+    next_cursor: str | None
+
+
+class SessionsEnded(Document):
+    sessions_ended: int

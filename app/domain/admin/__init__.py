@@ -1,0 +1,1 @@
+"""What operators and service clients do to accounts (the admin API, the console, the CLI)."""

@@ -1,0 +1,98 @@
+"""What an operator or a service client does to an account, each one unit of work, audited with
+who did it (`ClientInfo.actor`). The CLI, the admin API and the console all call these."""
+
+from __future__ import annotations
+
+import re
+
+from app.db.transactions import writes
+from app.domain import audit
+from app.domain.accounts import accounts, recovery
+from app.domain.audit import ClientInfo
+from app.domain.clock import now
+from app.domain.errors import InvalidBody
+from app.domain.factors import second_factors
+from app.domain.sessions import sessions
+from app.models import User
+
+PLAN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+
+
+def check_plan(plan: str, pointer: str = "#/plan") -> str:
+    if not PLAN.match(plan):
+        raise InvalidBody("A plan is up to 32 lower-case letters, digits, dashes and "
+                          "underscores.", [{"pointer": pointer, "detail": "not a plan name"}])
+    return plan
+
+
+@writes
+def create_invited(untrusted_email: str, full_name: str, plan: str, by: ClientInfo) -> User:
+    """An account with no password: its owner gets a mail with a link to choose one."""
+    user = accounts.create_user(untrusted_email, None, full_name, check_plan(plan))
+    recovery.invite(user, by)
+    audit.record("account_created", by, user_id=user.id)
+    return user
+
+
+@writes
+def update(user: User, by: ClientInfo, *, full_name: str | None = None,
+           plan: str | None = None) -> User:
+    """Change the name or the plan: every instance answers with the new one from the next
+    request on (verify), and the next refresh's tokens carry it."""
+    if plan is not None and plan != user.plan:
+        user.plan = check_plan(plan)
+        audit.record("plan_changed", by, user_id=user.id)
+    if full_name is not None and full_name.strip() != user.full_name:
+        user.full_name = full_name.strip()
+        audit.record("profile_changed", by, user_id=user.id)
+    sessions.note_account_changed(user.id)
+    return user
+
+
+@writes
+def disable(user: User, by: ClientInfo) -> User:
+    """The account can no longer sign in, and its sessions end at once."""
+    if user.disabled_at is None:
+        user.disabled_at = now()
+        audit.record("account_disabled", by, user_id=user.id)
+    sessions.revoke_all(user.id, "account_disabled")
+    return user
+
+
+@writes
+def enable(user: User, by: ClientInfo) -> User:
+    if user.disabled_at is not None:
+        user.disabled_at = None
+        audit.record("account_enabled", by, user_id=user.id)
+    return user
+
+
+@writes
+def end_sessions(user: User, by: ClientInfo) -> int:
+    """End every session of the account (and the sign-ins waiting for a second step)."""
+    ended = sessions.revoke_all(user.id, "ended_by_operator")
+    audit.record("sessions_ended", by, user_id=user.id)
+    return ended
+
+
+@writes
+def clear_second_factors(user: User, by: ClientInfo) -> User:
+    second_factors.reset(user, by)
+    return user
+
+
+@writes
+def send_password_reset(user: User, by: ClientInfo) -> None:
+    """A reset link to the account's address, as if its owner had asked."""
+    recovery.request_reset(user.email, by)
+    audit.record("password_reset_sent_by_operator", by, user_id=user.id)
+
+
+@writes
+def set_operator(user: User, by: ClientInfo, *, operator: bool) -> User:
+    """Let the account use the support console, or stop it (`flask users grant-operator`)."""
+    if user.operator != operator:
+        user.operator = operator
+        audit.record("operator_granted" if operator else "operator_revoked", by,
+                     user_id=user.id)
+    return user

@@ -1,0 +1,37 @@
+"""An account's audit events, newest first, for operators: filtered by kind and time, paged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from app.domain.admin.pages import Page, cursor_of, page_size, position_of
+from app.extensions import db
+from app.models import AuditEvent
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    kinds: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def account_events(user_id: str, where: EventFilter, limit: int | None = None,
+                   cursor: str | None = None) -> Page[AuditEvent]:
+    size = page_size(limit)
+    query = select(AuditEvent).where(AuditEvent.user_id == user_id)
+    if where.kinds:
+        query = query.where(AuditEvent.event.in_(where.kinds))
+    if where.since:
+        query = query.where(AuditEvent.at >= where.since)
+    if where.until:
+        query = query.where(AuditEvent.at < where.until)
+    position = position_of(cursor, (int,))
+    if position is not None:
+        query = query.where(AuditEvent.id < position[0])
+    events = list(db.session.scalars(query.order_by(AuditEvent.id.desc()).limit(size + 1)))
+    more, events = len(events) > size, events[:size]
+    return Page(events, cursor_of([events[-1].id]) if more and events else None)

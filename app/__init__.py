@@ -64,7 +64,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 
 def _register_blueprints(app: Flask) -> None:
-    from app import oauth, oidc, pages
+    from app import console, oauth, oidc, pages
     from app.api import admin, cors, openapi, v1, v2, wellknown
     from app.web.converters import ProviderConverter
 
@@ -75,6 +75,7 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(admin.bp)
     app.register_blueprint(wellknown.bp)
     app.register_blueprint(pages.bp)
+    app.register_blueprint(console.bp)
     app.register_blueprint(openapi.bp)
     app.register_blueprint(oidc.bp)
     oidc.init_app(app)
@@ -84,6 +85,7 @@ def _register_blueprints(app: Flask) -> None:
     # /logout.
     for api in (oauth.bp, v1.bp, v2.bp, admin.bp, wellknown.bp, openapi.bp, oidc.bp):
         csrf.exempt(api)
+    csrf.exempt(console.bp)  # the console checks CSRF itself, behind its operators-only gate
     # 404 and 405 come before any blueprint is chosen: answer them by path.
     app.register_error_handler(404, _unrouted)
     app.register_error_handler(405, _unrouted)
@@ -96,4 +98,6 @@ def _unrouted(error: HTTPException) -> Response | tuple[str, int, dict[str, str]
 
     if request.path.startswith(MACHINE_PREFIXES):
         return http_error(error)
+    if request.path.startswith("/admin"):  # the console: no sign of it, to anyone
+        return error_page(404)
     return error_page(error.code or 404)

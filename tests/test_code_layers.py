@@ -18,10 +18,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("infra", ("app.infra",)),
     ("domain", ("app.domain",)),
     ("web", ("app.web",)),
-    ("surfaces", ("app.api", "app.pages", "app.oauth", "app.oidc")),
+    ("surfaces", ("app.api", "app.pages", "app.console", "app.oauth", "app.oidc")),
     ("factory", ("app", "app.cli", "app.config")),
 ]
-SURFACES = ("app.api", "app.pages", "app.oauth", "app.oidc")
+SURFACES = ("app.api", "app.pages", "app.console", "app.oauth", "app.oidc")
 
 
 def _module_name(path: Path) -> str:

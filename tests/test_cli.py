@@ -166,3 +166,48 @@ def test_keys_list_shows_what_each_key_does(app, clock):
     day = clock.now.strftime("%Y-%m-%d")
     assert retired.startswith(f"{first}  ES256  retired {day}")
     assert "verifies only tokens issued before then, until" in retired
+
+
+def test_clients_add_prints_the_secret_once_and_its_token_has_the_scopes(app, client):
+    added = run(app, "clients", "add", "billing", "--scope", "users:plan")
+    assert added.exit_code == 0, added.output
+    assert "client_id billing" in added.output
+    secret = next(line.split()[1] for line in added.output.splitlines()
+                  if line.startswith("client_secret "))
+    token = client.post("/oauth2/token", data={"grant_type": "client_credentials"},
+                        auth=("billing", secret)).get_json()
+    assert token["scope"] == "users:plan"
+    assert secret not in run(app, "clients", "list").output
+    assert run(app, "clients", "add", "billing", "--scope", "users:read").exit_code != 0
+    assert run(app, "clients", "add", "other", "--scope", "users:everything").exit_code != 0
+    rotated = run(app, "clients", "rotate-secret", "billing")
+    assert rotated.exit_code == 0
+    stale = client.post("/oauth2/token", data={"grant_type": "client_credentials"},
+                        auth=("billing", secret))
+    assert stale.status_code == 401
+    assert run(app, "clients", "remove", "billing").exit_code == 0
+    assert run(app, "clients", "remove", "billing").exit_code != 0
+
+
+def test_a_service_client_may_not_take_a_sites_name_nor_a_site_a_clients(app):
+    assert run(app, "clients", "add", "ledger", "--scope", "users:read").exit_code == 0
+    site = run(app, "sites", "add", "ledger", "--redirect-uri", "https://ledger.example/cb")
+    assert site.exit_code != 0 and "service client" in site.output
+    assert run(app, "sites", "add", "notes", "--redirect-uri",
+               "https://notes.example/cb").exit_code == 0
+    clash = run(app, "clients", "add", "notes", "--scope", "users:read")
+    assert clash.exit_code != 0 and "site" in clash.output
+
+
+def test_operator_role_and_enable_are_audited_as_the_cli(app, user):
+    assert run(app, "users", "grant-operator", user.email).exit_code == 0
+    assert run(app, "users", "disable", user.email).exit_code == 0
+    assert run(app, "users", "enable", user.email).exit_code == 0
+    assert run(app, "users", "set-plan", user.email, "Gold Plan!").exit_code != 0
+    with app.app_context():
+        stored = db.session.get(User, user.id)
+        assert stored.operator and stored.disabled_at is None and stored.plan == "free"
+        events = {(e.event, e.actor) for e in db.session.scalars(
+            select(AuditEvent).where(AuditEvent.user_id == user.id))}
+    assert {("operator_granted", "cli"), ("account_disabled", "cli"),
+            ("account_enabled", "cli")} <= events

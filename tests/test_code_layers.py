@@ -116,7 +116,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "accounts": ("factors", "sessions", "limits", "mail", "clients", "tokens"),
     "admin": ("accounts", "factors", "sessions", "limits", "mail", "clients", "tokens"),
 }
-BASICS = ("audit", "clock", "errors", "text", "addresses", "tools")
+BASICS = ("audit", "clock", "errors", "events", "text", "addresses", "tools")
 TIES = ("sign_in", "mail_jobs", "retention", "health")  # top-level modules over the rooms
 
 

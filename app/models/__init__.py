@@ -1,5 +1,6 @@
 """Mapped classes only. Import them from here."""
 
+from app.models.account_event import AccountEvent
 from app.models.audit import AuditEvent
 from app.models.consent import ConsentGrant
 from app.models.failure_counter import FailureCounter
@@ -17,7 +18,8 @@ from app.models.session import AuthSession, RefreshToken
 from app.models.site import ClientSite
 from app.models.user import User
 
-__all__ = ["AuditEvent", "AuthSession", "ClientSite", "ConsentGrant", "FailureCounter",
-           "HandoffCode", "IdempotentAnswer", "Identity", "MailJob", "OneTimeToken", "Passkey",
-           "PasskeyChallenge", "PendingSignIn", "PushedRequest", "RateLimitCounter",
-           "RecoveryCode", "RefreshToken", "ServiceClient", "TotpFactor", "User"]
+__all__ = ["AccountEvent", "AuditEvent", "AuthSession", "ClientSite", "ConsentGrant",
+           "FailureCounter", "HandoffCode", "IdempotentAnswer", "Identity", "MailJob",
+           "OneTimeToken", "Passkey", "PasskeyChallenge", "PendingSignIn", "PushedRequest",
+           "RateLimitCounter", "RecoveryCode", "RefreshToken", "ServiceClient", "TotpFactor",
+           "User"]

@@ -11,11 +11,12 @@ from sqlalchemy import delete, select
 
 from app.db.rows import add_unless_taken
 from app.db.transactions import writes
-from app.domain import addresses, audit
+from app.domain import addresses, audit, events
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import EmailTaken, InvalidCredentials, StepUpRequired
+from app.domain.events import EventType
 from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
@@ -84,6 +85,8 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
                 password_hash=password_hash)
     if not add_unless_taken(user):  # the same address, signed up by a concurrent request
         raise EmailTaken()
+    events.emit(EventType.USER_CREATED, user.id, {"email": email, "full_name": user.full_name,
+                                                   "plan": plan})
     return user
 
 

@@ -13,11 +13,12 @@ from sqlalchemy import delete
 
 from app.db.rows import claim_once
 from app.db.transactions import writes
-from app.domain import audit
+from app.domain import audit, events
 from app.domain.accounts import accounts, emails, identities
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
+from app.domain.events import EventType
 from app.domain.factors import passkeys, second_factors
 from app.domain.limits import throttle
 from app.domain.mail.outbox import Job, keep_token, kept_token, schedule
@@ -197,5 +198,7 @@ def confirm_email(raw: str, client: ClientInfo, signed_in_as: str | None = None)
     accounts.prove_address(user, by_password_holder=signed_in_as == user.id)
     throttle.clear_account(user)
     audit.record("email_confirmed", client, user_id=user.id)
+    events.emit(EventType.USER_UPDATED, user.id,
+                {"changed": ["email_verified"], "email_verified": True})
     return user
 

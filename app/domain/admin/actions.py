@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 
 from app.db.transactions import writes
-from app.domain import audit
+from app.domain import audit, events
 from app.domain.accounts import accounts, recovery
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InvalidBody
+from app.domain.events import EventType
 from app.domain.factors import second_factors
 from app.domain.sessions import sessions
 from app.models import User
@@ -39,13 +40,16 @@ def update(user: User, by: ClientInfo, *, full_name: str | None = None,
            plan: str | None = None) -> User:
     """Change the name or the plan: every instance answers with the new one from the next
     request on (verify), and the next refresh's tokens carry it."""
+    changes: dict[str, str] = {}
     if plan is not None and plan != user.plan:
-        user.plan = check_plan(plan)
+        user.plan = changes["plan"] = check_plan(plan)
         audit.record("plan_changed", by, user_id=user.id)
     if full_name is not None and full_name.strip() != user.full_name:
-        user.full_name = full_name.strip()
+        user.full_name = changes["full_name"] = full_name.strip()
         audit.record("profile_changed", by, user_id=user.id)
-    sessions.note_account_changed(user.id)
+    if changes:
+        sessions.note_account_changed(user.id)
+        events.emit(EventType.USER_UPDATED, user.id, {"changed": sorted(changes), **changes})
     return user
 
 
@@ -55,6 +59,7 @@ def disable(user: User, by: ClientInfo) -> User:
     if user.disabled_at is None:
         user.disabled_at = now()
         audit.record("account_disabled", by, user_id=user.id)
+        events.emit(EventType.USER_DISABLED, user.id)
     sessions.revoke_all(user.id, "account_disabled")
     return user
 
@@ -64,6 +69,7 @@ def enable(user: User, by: ClientInfo) -> User:
     if user.disabled_at is not None:
         user.disabled_at = None
         audit.record("account_enabled", by, user_id=user.id)
+        events.emit(EventType.USER_ENABLED, user.id)
     return user
 
 

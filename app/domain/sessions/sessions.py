@@ -15,11 +15,12 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.rows import changed, claim_once, insert_loaded, insert_values
 from app.db.transactions import kept, until_commit, writes
-from app.domain import audit
+from app.domain import audit, events
 from app.domain.audit import ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
+from app.domain.events import EventType
 from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
@@ -315,6 +316,8 @@ def revoke(session: AuthSession, reason: str, at: datetime | None = None) -> Non
     if session.revoked_at is None:
         session.revoked_at, session.revoke_reason = at or now(), reason
         note_revoked([session.id])
+        events.emit(EventType.SESSIONS_ENDED, session.user_id,
+                    {"reason": reason, "session_ids": [session.id]})
 
 
 def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
@@ -334,6 +337,9 @@ def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
         statement = statement.where(AuthSession.id == only_session)
     revoked = list(db.session.scalars(statement))
     note_revoked(revoked)
+    if revoked:
+        events.emit(EventType.SESSIONS_ENDED, user_id,
+                    {"reason": reason, "session_ids": revoked})
     if only_session is None:
         changed(
             update(PendingSignIn)

@@ -13,7 +13,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ class LogLine:
 class Server(Gunicorn):
     instance_path: Path = Path()
     database: Path = Path()
+    settings: dict[str, str] = field(default_factory=dict, repr=False)  # its environment
 
     def access_lines(self) -> list[LogLine]:
         """What gunicorn logged so far: which worker (pid) answered which request."""
@@ -53,6 +54,13 @@ class Server(Gunicorn):
 
     def pids_by_trace(self) -> dict[str, int]:
         return {line.trace: line.pid for line in self.access_lines() if line.trace != "-"}
+
+    def cli(self, *args: str) -> str:
+        """`flask --app wsgi ARGS` with the service's settings (its database, its instance
+        folder), as an administrator runs it next to the server; what it printed."""
+        result = flask_cli({"SVC_PUBLIC_URL": self.base_url, **self.settings}, *args)
+        assert result.returncode == 0, f"flask {' '.join(args)}:\n{result.stdout}{result.stderr}"
+        return result.stdout
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         """Read the server's database directly (read-only), to check what the API cannot show."""
@@ -88,12 +96,13 @@ def start_server(workdir: Path, env: dict[str, str] | None = None, workers: int 
     leftovers = sorted(p.name for p in instance.iterdir() if p.name != database.name
                        and not p.name.startswith(database.name))
     assert not leftovers, f"the instance folder is not fresh: {leftovers}"
+    environment = _environment(instance, database, overrides)
     return start_gunicorn(
-        workdir, _environment(instance, database, overrides), name="gunicorn", workers=workers,
+        workdir, environment, name="gunicorn", workers=workers,
         options=["--worker-class", "sync", "--timeout", "60", "--graceful-timeout", "5",
                  "--no-control-socket"],  # gunicorn 27's default socket path is per user
         traced=True, access_log_format=access_log_format, public_url=True,
-        kind=Server, instance_path=instance, database=database)
+        kind=Server, instance_path=instance, database=database, settings=environment)
 
 
 def new_workdir(prefix: str) -> Path:

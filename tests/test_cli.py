@@ -166,3 +166,16 @@ def test_keys_list_shows_what_each_key_does(app, clock):
     day = clock.now.strftime("%Y-%m-%d")
     assert retired.startswith(f"{first}  ES256  retired {day}")
     assert "verifies only tokens issued before then, until" in retired
+
+
+def test_clients_add_takes_the_scopes_by_their_names_in_the_api(app, client):
+    added = run(app, "clients", "add", "billing", "--scope", "users:plan", "--scope", "audit:read")
+    assert added.exit_code == 0, added.output
+    printed = dict(line.split(" ", 1) for line in added.output.splitlines()[:3])
+    assert printed["client_id"] == "billing" and printed["scopes"] == "users:plan audit:read"
+    issued = client.post("/oauth2/token", data={"grant_type": "client_credentials"},
+                         auth=("billing", printed["client_secret"]))
+    assert issued.get_json()["scope"] == "users:plan audit:read"
+    assert run(app, "clients", "list").output == "billing: users:plan audit:read\n"
+    unknown = run(app, "clients", "add", "other", "--scope", "USERS_PLAN")
+    assert unknown.exit_code != 0 and "'users:plan'" in unknown.output

@@ -83,6 +83,7 @@ def create_app(env: Mapping[str, str] = os.environ) -> Flask:
     app = Flask(__name__)
     api = AdminApi(env["SVC_AUTH_URL"], env["SVC_CLIENT_ID"], env["SVC_CLIENT_SECRET"])
     secret = env["BILLING_WEBHOOK_SECRET"]
+    app.extensions["svc_admin_api"] = api
 
     @app.post("/webhooks/billing")
     def billing_event() -> tuple[Response, int]:

@@ -9,6 +9,7 @@ from app.domain.tools import tools
 from app.extensions import db
 from app.infra.keys import generate_material
 from app.models import AuditEvent, AuthSession, FailureCounter, User
+from tests.support.admin import printed_credentials
 from tests.support.http import bearer
 
 
@@ -171,10 +172,11 @@ def test_keys_list_shows_what_each_key_does(app, clock):
 def test_clients_add_takes_the_scopes_by_their_names_in_the_api(app, client):
     added = run(app, "clients", "add", "billing", "--scope", "users:plan", "--scope", "audit:read")
     assert added.exit_code == 0, added.output
-    printed = dict(line.split(" ", 1) for line in added.output.splitlines()[:3])
-    assert printed["client_id"] == "billing" and printed["scopes"] == "users:plan audit:read"
+    assert "scopes users:plan audit:read\n" in added.output
+    credentials = printed_credentials(added.output)
+    assert credentials[0] == "billing"
     issued = client.post("/oauth2/token", data={"grant_type": "client_credentials"},
-                         auth=("billing", printed["client_secret"]))
+                         auth=credentials)
     assert issued.get_json()["scope"] == "users:plan audit:read"
     assert run(app, "clients", "list").output == "billing: users:plan audit:read\n"
     unknown = run(app, "clients", "add", "other", "--scope", "USERS_PLAN")

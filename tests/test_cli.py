@@ -9,6 +9,7 @@ from app.domain.tools import tools
 from app.extensions import db
 from app.infra.keys import generate_material
 from app.models import AuditEvent, AuthSession, FailureCounter, User
+from tests.support.admin import printed_credentials
 from tests.support.http import bearer
 
 
@@ -211,3 +212,17 @@ def test_operator_role_and_enable_are_audited_as_the_cli(app, user):
             select(AuditEvent).where(AuditEvent.user_id == user.id))}
     assert {("operator_granted", "cli"), ("account_disabled", "cli"),
             ("account_enabled", "cli")} <= events
+
+
+def test_clients_add_takes_the_scopes_by_their_names_in_the_api(app, client):
+    added = run(app, "clients", "add", "billing", "--scope", "users:plan", "--scope", "audit:read")
+    assert added.exit_code == 0, added.output
+    assert "scopes users:plan audit:read\n" in added.output
+    credentials = printed_credentials(added.output)
+    assert credentials[0] == "billing"
+    issued = client.post("/oauth2/token", data={"grant_type": "client_credentials"},
+                         auth=credentials)
+    assert issued.get_json()["scope"] == "users:plan audit:read"
+    assert run(app, "clients", "list").output == "billing: users:plan audit:read\n"
+    unknown = run(app, "clients", "add", "other", "--scope", "USERS_PLAN")
+    assert unknown.exit_code != 0 and "'users:plan'" in unknown.output

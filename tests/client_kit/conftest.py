@@ -30,10 +30,9 @@ from tests.support.client_kit import (
     BrowserThread,
     Kit,
     bind_site,
-    service_env,
     site_module,
 )
-from tests.support.sqlite_server import Server, start_server
+from tests.support.sqlite_server import Server, service_env, start_server
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
+from tests.support.admin import printed_credentials
 from tests.support.api import (
     all_at_once,
     assert_problem,
@@ -36,12 +37,13 @@ from tests.support.api import (
 from tests.support.deployment import (
     NEW_PASSWORD,
     Instance,
+    cli,
     migrate,
     new_workdir,
     shared_settings,
     start_instances,
 )
-from tests.support.http import wait_until
+from tests.support.http import bearer, wait_until
 
 if TYPE_CHECKING:
     from tests.infra.postgres import PostgresServer
@@ -73,6 +75,14 @@ class Deployment:
     postgres: PostgresServer
     dbname: str
     mail: Path
+    workdir: Path
+    settings: dict[str, str]  # what every instance shares
+
+    def cli(self, *args: str) -> str:
+        """`flask --app wsgi ARGS` with the deployment's settings; what it printed."""
+        result = cli(self.workdir, self.settings, *args)
+        assert result.returncode == 0, f"flask {' '.join(args)}:\n{result.stdout}{result.stderr}"
+        return result.stdout
 
     def query(self, statement: str, *params: Any) -> list[tuple[Any, ...]]:
         with self.postgres.connect(self.dbname) as connection:
@@ -98,7 +108,7 @@ def deployment(postgres_server: PostgresServer,
         ])
         try:
             yield Deployment(*instances, postgres=postgres_server, dbname=dbname,
-                             mail=workdir / "mail")
+                             mail=workdir / "mail", workdir=workdir, settings=shared)
         finally:
             for instance in instances:
                 instance.stop()
@@ -297,3 +307,42 @@ def test_instances_share_issuer_and_keys(deployment: Deployment) -> None:
     jwks = [requests.get(i.url("/.well-known/jwks.json"), timeout=10).json()
             for i in (deployment.a, deployment.b)]
     assert jwks[0] == jwks[1] and len(jwks[0]["keys"]) == 1
+
+
+# (f) A plan set through the admin API on one instance is seen at once on another -------------
+
+def test_a_plan_set_on_a_is_verified_at_once_on_b_with_a_warm_cache(
+        deployment: Deployment) -> None:
+    """The admin API (issue 23): billing puts an account on a plan through A; every worker of
+    B, which had the person's session cached with the old plan, answers verify with the new one
+    at once (the account's change mark in Redis), and the next refresh's token carries it."""
+    a, b = deployment.a, deployment.b
+    printed = deployment.cli("clients", "add", f"billing-{uuid.uuid4().hex[:8]}",
+                             "--scope", "users:plan")
+    credentials = printed_credentials(printed)
+    person = signup(a, new_email("plan"))
+    user_id, access = person["user"]["id"], person["access_token"]
+
+    warm_at = time.monotonic()  # a worker caches its answer when it first verifies
+    warmed = on_every_worker(b, lambda trace: verify(b, access, trace))
+    assert {r.json()["user"]["plan"] for r in warmed} == {"free"}, [r.text for r in warmed]
+
+    issued = requests.post(a.url("/oauth2/token"), auth=credentials, timeout=10,
+                           data={"grant_type": "client_credentials", "scope": "users:plan"})
+    assert issued.status_code == 200, issued.text
+    changed = requests.patch(a.url(f"/api/admin/v1/users/{user_id}"), json={"plan": "pro"},
+                             headers=bearer(issued.json()["access_token"]), timeout=10)
+    assert changed.status_code == 200, changed.text
+
+    seen = on_every_worker(b, lambda trace: verify(b, access, trace))
+    checked_within = time.monotonic() - warm_at
+    assert [r.status_code for r in seen] == [200] * len(seen), [r.text for r in seen]
+    assert {r.json()["user"]["plan"] for r in seen} == {"pro"}
+    # Only meaningful while the cached answers were still fresh.
+    assert checked_within < CACHE_SECONDS, f"took {checked_within:.1f} s: cannot tell"
+    refreshed = refresh(b, person["refresh_token"])
+    assert refreshed.status_code == 200, refreshed.text
+    assert refreshed.json()["user"]["plan"] == "pro"
+    assert deployment.query("SELECT count(*) FROM audit_events WHERE user_id = %s AND event"
+                            " = 'plan_changed' AND actor = %s", user_id,
+                            f"client:{credentials[0]}") == [(1,)]

@@ -17,6 +17,13 @@ def register(app: Flask, name: str, *scopes: str) -> tuple[str, str]:
     return registered.service.client_id, registered.client_secret
 
 
+def printed_credentials(output: str) -> tuple[str, str]:
+    """(client_id, client_secret) from what `flask clients add` prints once."""
+    printed = dict(line.split(" ", 1) for line in output.splitlines()
+                   if line.startswith(("client_id ", "client_secret ")))
+    return printed["client_id"], printed["client_secret"]
+
+
 def token(client: FlaskClient, credentials: tuple[str, str], scope: str | None = None) -> str:
     data = {"grant_type": "client_credentials", **({"scope": scope} if scope else {})}
     response = client.post("/oauth2/token", data=data, auth=credentials)

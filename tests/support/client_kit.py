@@ -25,7 +25,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from tests.support.accounts import PASSWORD
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.server import ROOT, flask_cli, service_environment
+from tests.support.server import ROOT, flask_cli
 from tests.support.sqlite_server import Server
 
 CLIENTS = ROOT / "clients" / "python"
@@ -158,12 +158,6 @@ class Kit:
             assert response.status_code == 200, response.text
             body: dict[str, Any] = response.json()
             return body
-
-
-def service_env(server: Server) -> dict[str, str]:
-    """The environment the server runs with, for the flask CLI on its database."""
-    return service_environment(server.instance_path, {
-        "SVC_DATABASE_URL": f"sqlite:///{server.database}", "SVC_PUBLIC_URL": server.base_url})
 
 
 # -- the browser -----------------------------------------------------------------------------------

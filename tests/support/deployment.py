@@ -61,10 +61,15 @@ def _environment(instance_path: Path, overrides: dict[str, str]) -> dict[str, st
     return service_environment(instance_path, overrides, drop=("SVC_", "PG"))
 
 
+def cli(workdir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`flask --app wsgi ARGS` with a deployment's settings (`env`), as an operator runs it on
+    one machine of the deployment (its instance folder in `workdir`)."""
+    return flask_cli(_environment(workdir / "cli-instance", env), *args)
+
+
 def migrate(workdir: Path, database_url: str) -> None:
     """`flask --app wsgi db upgrade` on the database, once for the whole deployment."""
-    env = _environment(workdir / "cli-instance", {"SVC_DATABASE_URL": database_url})
-    result = flask_cli(env, "db", "upgrade")
+    result = cli(workdir, {"SVC_DATABASE_URL": database_url}, "db", "upgrade")
     if result.returncode != 0:
         raise AssertionError(f"flask db upgrade failed ({result.returncode}):\n{result.stderr}")
 

@@ -77,6 +77,12 @@ def _environment(instance: Path, database: Path, overrides: dict[str, str]) -> d
                                           **overrides})
 
 
+def service_env(server: Server) -> dict[str, str]:
+    """The environment the server runs with, for the flask CLI on its database."""
+    return service_environment(server.instance_path, {
+        "SVC_DATABASE_URL": f"sqlite:///{server.database}", "SVC_PUBLIC_URL": server.base_url})
+
+
 def start_server(workdir: Path, env: dict[str, str] | None = None, workers: int = 4,
                  access_log_format: str | None = ACCESS_LOG_FORMAT) -> Server:
     """Migrate a fresh SQLite database and serve it with gunicorn; wait until every worker has

@@ -65,7 +65,15 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 def _register_blueprints(app: Flask) -> None:
     from app import console, oauth, oidc, pages
-    from app.api import admin, cors, openapi, v1, v2, wellknown
+    from app.api import (
+        admin,
+        cors,
+        openapi,
+        v1,
+        v2,
+        v2_account,  # noqa: F401  (adds the account's routes to v2's blueprint)
+        wellknown,
+    )
     from app.web.converters import ProviderConverter
 
     app.url_map.converters["provider"] = ProviderConverter

@@ -18,6 +18,7 @@ from app.domain.audit import ClientInfo
 from app.domain.clients import service_clients, sites
 from app.domain.errors import AuthError
 from app.domain.factors import pending
+from app.domain.lifecycle import leaving
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
@@ -99,6 +100,16 @@ def reset_mfa(email: str) -> None:
     """Remove every second factor of an account (audited; the owner is told by mail)."""
     user = actions.clear_second_factors(directory.require_by_email(email), CLI)
     click.echo(f"Removed every second factor of {user.email}.")
+
+
+@users.command("delete")
+@click.argument("email")
+@_friendly_errors
+def delete_user(email: str) -> None:
+    """Close an account as its owner would: its sessions end now, and `purge` erases it after
+    SVC_ACCOUNT_DELETION_GRACE_DAYS (the owner is mailed a link that restores it until then)."""
+    user = actions.delete(directory.require_by_email(email), CLI)
+    click.echo(f"Closed {user.email}; it is erased after {leaving.erase_after(user)}.")
 
 
 @users.command("grant-operator")

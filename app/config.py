@@ -57,6 +57,8 @@ DEFAULTS: dict[str, Any] = {
     "REFRESH_MAX_TTL": 90 * DAY,
     "REFRESH_REUSE_GRACE": 10,
     "RESET_TOKEN_TTL": 3600,
+    "ACCOUNT_DELETION_GRACE_DAYS": 14,  # a deleted account can be restored this long
+    "LIMIT_EXPORT": "5 per hour",  # per account: GET /api/v2/auth/account/export
     # Passwords: argon2id at OWASP's parameters (m=19 MiB, t=2, p=1)
     "PASSWORD_MIN_LENGTH": 8,
     "PASSWORD_MAX_LENGTH": 256,

@@ -226,3 +226,12 @@ def test_clients_add_takes_the_scopes_by_their_names_in_the_api(app, client):
     assert run(app, "clients", "list").output == "billing: users:plan audit:read\n"
     unknown = run(app, "clients", "add", "other", "--scope", "USERS_PLAN")
     assert unknown.exit_code != 0 and "'users:plan'" in unknown.output
+
+
+def test_users_delete_closes_the_account_for_the_grace_period(app, client, user, login):
+    tokens = login(user)
+    closed = run(app, "users", "delete", user.email)
+    assert closed.exit_code == 0 and "erased after" in closed.output
+    assert client.post("/api/v2/auth/refresh",
+                       json={"refresh_token": tokens["refresh_token"]}).status_code == 401
+    assert run(app, "users", "enable", user.email).exit_code != 0

@@ -114,7 +114,10 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "oidc": ("sessions", "clients", "tokens"),
     "factors": ("sessions", "limits", "mail", "tokens"),
     "accounts": ("factors", "sessions", "limits", "mail", "clients", "tokens"),
-    "admin": ("accounts", "factors", "sessions", "limits", "mail", "clients", "tokens"),
+    "lifecycle": ("accounts", "factors", "sessions", "limits", "mail", "clients", "tokens",
+                  "oidc"),
+    "admin": ("lifecycle", "accounts", "factors", "sessions", "limits", "mail", "clients",
+              "tokens"),
 }
 BASICS = ("audit", "clock", "errors", "events", "text", "addresses", "tools")
 TIES = ("sign_in", "mail_jobs", "retention", "health")  # top-level modules over the rooms

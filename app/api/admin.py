@@ -28,6 +28,7 @@ from app.domain.admin import actions, activity, directory, idempotency
 from app.domain.admin.idempotency import Answer
 from app.domain.audit import ClientInfo
 from app.domain.clients.service_clients import AdminScope, authenticate
+from app.domain.lifecycle import leaving
 from app.web import ratelimits
 from app.web.bearer import bearer_token
 from app.web.client import client_info
@@ -109,6 +110,14 @@ def update_user(user_id: str) -> Response:
     user = actions.update(directory.require_user(user_id), by, full_name=body.full_name,
                           plan=body.plan)
     return no_store(admin_user_json(user))
+
+
+@bp.delete("/users/<user_id>")
+@ratelimits.admin
+def delete_user(user_id: str) -> tuple[Response, int]:
+    by = _caller(AdminScope.USERS_WRITE)
+    user = actions.delete(directory.require_user(user_id), by)
+    return no_store({**admin_user_json(user), "erase_after": leaving.erase_after(user)}), 202
 
 
 @bp.post("/users/<user_id>/disable")

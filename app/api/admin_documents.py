@@ -21,6 +21,10 @@ class AdminUser(Document):
     disabled_at: str | None
 
 
+class AdminUserDeleted(AdminUser):
+    erase_after: str = Field(description="ISO 8601")
+
+
 class SecondFactors(Document):
     totp: int = Field(description="1 with an authenticator app, else 0.")
     passkey: int

@@ -71,6 +71,12 @@ OPERATIONS = (
                     "the next refresh; a site that checks access tokens offline sees the old "
                     "plan until the token it holds expires (at most the access tokens' "
                     "lifetime), unless it asks verify."),
+    _op("delete", "/users/{user_id}", "adminDeleteUser",
+        "Close an account as its owner would", AdminScope.USERS_WRITE,
+        {202: doc.AdminUserDeleted}, params=(USER_ID,),
+        description="Its sessions end at once and it signs in no more; it is erased after "
+                    "`erase_after` (SVC_ACCOUNT_DELETION_GRACE_DAYS), unless the link mailed to "
+                    "its owner restores it before."),
     _op("post", "/users/{user_id}/disable", "adminDisableUser",
         "Disable an account: its sessions end at once", AdminScope.USERS_WRITE,
         {200: doc.AdminUser}, params=(USER_ID,), description=IDEMPOTENT),

@@ -258,3 +258,70 @@ class Introspection(BaseModel):
 
 class Revoked(Document):
     """RFC 7009: an empty object, for every token, whether it was the client's or not."""
+
+
+class LeaveResponse(Document):
+    detail: str
+    erase_after: str = Field(description="When the account is erased (ISO 8601), unless the "
+                                         "link mailed to its owner restores it before.")
+
+
+class ExportProfile(Document):
+    id: str
+    email: str
+    full_name: str
+    plan: str
+    email_verified: bool
+    created_at: str
+
+
+class ExportProvider(Document):
+    provider: str
+    subject: str
+    email: str | None
+    linked_at: str
+
+
+class ExportSession(Document):
+    created_at: str
+    last_used_at: str
+    ended_at: str | None
+    device: str | None
+    ip: str | None
+    site: str | None
+
+
+class ExportFactors(Document):
+    authenticator_app: bool
+    recovery_codes_left: int
+
+
+class ExportPasskey(Document):
+    name: str
+    created_at: str
+
+
+class ExportConsent(Document):
+    client_id: str
+    scope: str
+    granted_at: str
+
+
+class ExportEvent(Document):
+    at: str
+    event: str
+    ip: str | None
+    device: str | None
+    actor: str | None
+
+
+class AccountExport(Document):
+    """Everything the service holds about the account, without a secret."""
+
+    profile: ExportProfile
+    providers: list[ExportProvider]
+    sessions: list[ExportSession]
+    second_factors: ExportFactors
+    passkeys: list[ExportPasskey]
+    consents: list[ExportConsent]
+    audit_events: list[ExportEvent]

@@ -113,6 +113,27 @@ SITE_OPERATIONS = (
     Operation("delete", "/api/v2/auth/providers/{provider}", "unlinkProvider",
               "Unlink a sign-in provider", "v2", {204: None, 404: out.Problem, 409: out.Problem},
               bearer=True, params=(PROVIDER,)),
+    Operation("post", "/api/v2/auth/email", "changeEmail", "Change the account's address",
+              "v2", {202: out.Detail, 401: out.Problem, 403: out.Problem, 422: out.Problem},
+              body=body.EmailChangeBody, bearer=True,
+              description="A link goes to the new address; nothing changes until it is opened. "
+                          "The old address is then told, with a link that undoes the change "
+                          "and ends every session (7 days). The same 202 whether or not an "
+                          "account has the new address (its holder is told by mail instead). "
+                          "Proof: `password`, or for an account without one a `code`: 401 "
+                          "`invalid_credentials` or `invalid_second_factor` when wrong, 403 "
+                          "`step_up_required` when missing."),
+    Operation("delete", "/api/v2/auth/account", "deleteAccount", "Close the account", "v2",
+              {202: out.LeaveResponse, 401: out.Problem, 403: out.Problem},
+              body=body.LeaveBody, bearer=True,
+              description="At once every session and token ends and the account signs in no "
+                          "more; a mailed link restores it until `erase_after`, when it is "
+                          "erased. Proof as for changeEmail."),
+    Operation("get", "/api/v2/auth/account/export", "exportAccount",
+              "Download the account's data", "v2", {200: out.AccountExport, 429: out.Problem},
+              bearer=True, description="Profile, linked providers, sessions, second factors "
+                                       "by kind, passkeys by name, consents and audit events; "
+                                       "no secret. Limited per account (SVC_LIMIT_EXPORT)."),
     Operation("post", "/api/v1/auth/login", "loginV1", "Sign in (v1 shape)", "v1",
               {200: out.V1LoginResponse, 401: out.Problem, 403: out.Problem},
               body=body.V1LoginBody, links={200: FROM_TOKENS},

@@ -79,6 +79,25 @@ class MfaBody(Body):
                                             "a recovery code.")]
 
 
+Code = Annotated[Text, Field(min_length=1, max_length=32, description=(
+    "For an account without a password: a code of its authenticator app, or a recovery code."))]
+
+
+class EmailChangeBody(Body):
+    """The proof: the account's `password`, or for an account without one a `code`."""
+
+    new_email: Email
+    password: Password | None = None
+    code: Code | None = None
+
+
+class LeaveBody(Body):
+    """The proof: the account's `password`, or for an account without one a `code`."""
+
+    password: Password | None = None
+    code: Code | None = None
+
+
 B = TypeVar("B", bound=Body)
 
 

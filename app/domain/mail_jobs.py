@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.domain.accounts import emails, recovery
+from app.domain.lifecycle import address_change, leaving
 from app.infra.mail import Message
 from app.infra.outbox_worker import Handler, Job
 from app.models import MailJob
@@ -30,6 +31,10 @@ HANDLERS: dict[str, Handler] = {
     MailJob.RESET_PASSWORD: recovery.reset_link_mail,
     MailJob.CONFIRM_EMAIL: recovery.confirmation_mail,
     MailJob.INVITATION: recovery.invitation_mail,
+    MailJob.EMAIL_CHANGE: address_change.change_link_mail,
+    MailJob.EMAIL_CHANGE_REFUSED: address_change.refused_mail,
+    MailJob.EMAIL_CHANGED: address_change.changed_mail,
+    MailJob.DELETION_SCHEDULED: leaving.restore_link_mail,
     MailJob.PASSWORD_CHANGED: _password_changed,
     MailJob.PROVIDER_LINKED: _provider_linked,
     MailJob.PROVIDER_UNLINKED: _provider_unlinked,

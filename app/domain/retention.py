@@ -21,6 +21,7 @@ from app.db.transactions import writes
 from app.domain.admin import idempotency
 from app.domain.clock import now
 from app.domain.factors import passkeys, pending
+from app.domain.lifecycle import leaving
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
@@ -96,6 +97,7 @@ def purge_mail_jobs() -> int:
 
 
 STEPS: list[Step] = [
+    Step("accounts erased after their deletion's grace period", leaving.erase_due),
     Step("ended sessions", sessions.purge_expired),
     Step("failure and rate-limit counters of windows long past", throttle.purge_stale),
     Step("expired handoff codes", purge_handoff_codes),

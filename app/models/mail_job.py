@@ -27,6 +27,10 @@ class MailJob(Model):
     SECOND_FACTOR_ADDED = "second_factor_added"
     SECOND_FACTOR_REMOVED = "second_factor_removed"
     INVITATION = "invitation"  # an account opened by an operator: choose a password
+    EMAIL_CHANGE = "email_change"  # to the new address: a link that makes the change
+    EMAIL_CHANGED = "email_changed"  # to the old address: a link that undoes it
+    EMAIL_CHANGE_REFUSED = "email_change_refused"  # to a taken new address: nothing changes
+    DELETION_SCHEDULED = "deletion_scheduled"  # a link that undoes it within the grace period
     # Statuses
     PENDING = "pending"  # waiting for its next attempt, or claimed by a worker
     SENT = "sent"

@@ -19,6 +19,9 @@ class OneTimeToken(Model):
 
     RESET_PASSWORD = "reset_password"  # noqa: S105 (a purpose, not a password)
     CONFIRM_EMAIL = "confirm_email"
+    CHANGE_EMAIL = "change_email"  # sent to the new address: opening it makes the change
+    UNDO_EMAIL_CHANGE = "undo_email_change"  # sent to the old address
+    UNDO_DELETION = "undo_deletion"
     __table_args__ = (Index("ix_one_time_tokens_user_purpose", "user_id", "purpose"),)
 
     token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)

@@ -35,6 +35,9 @@ class User(Model):
     # (password_is_the_holders, below).
     password_proved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # When its owner asked to leave: it signs in no more, and `flask purge` erases it once
+    # SVC_ACCOUNT_DELETION_GRACE_DAYS have passed, unless the mailed link undoes it before.
+    deletion_scheduled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # May use the support console (/admin): granted only from the CLI.
     operator: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 

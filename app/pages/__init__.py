@@ -1,6 +1,13 @@
 """Hosted pages: sign-up, sign-in, recovery and the account, server-rendered."""
 
-from app.pages import account, auth, link, passkeys, second_factor  # noqa: F401  (their routes register on bp)
+from app.pages import (  # noqa: F401  (their routes register on bp)
+    account,
+    account_life,
+    auth,
+    link,
+    passkeys,
+    second_factor,
+)
 from app.pages.blueprint import bp, error_page
 
 __all__ = ["bp", "error_page"]

@@ -23,6 +23,8 @@ from app.pages.blueprint import bp
 from app.pages.forms import (
     ActionForm,
     ChangePasswordForm,
+    EmailChangeForm,
+    LeaveForm,
     PasskeyAddForm,
     StepUpForm,
     add_error,
@@ -58,6 +60,7 @@ def _render(password_form: ChangePasswordForm | None = None,
         second_factor=second_factors.summary(user), step_up=StepUpForm(),
         recent_sign_in=step_up.recently_signed_in(signed_in.auth_session),
         passkeys=passkeys.of(user), passkey_form=offered,
+        email_form=EmailChangeForm(formdata=None), leave_form=LeaveForm(formdata=None),
     ), status, with_own_script({}) if offered else {}
 
 

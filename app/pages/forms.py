@@ -144,3 +144,35 @@ def required_text(field: Field) -> str:
     """What a DataRequired field of a validated form holds: text, never None."""
     assert isinstance(field.data, str)
     return field.data
+
+
+class OwnerProofForm(FlaskForm):
+    """The owner's proof before a new address or leaving: the password, or for an account
+    without one a code; neither after a sign-in of the last few minutes."""
+
+    password = PasswordField("Your password", validators=[Length(max=1024)],
+                             render_kw={"autocomplete": "current-password"})
+    code = StringField("Code from your authenticator app, or a recovery code",
+                       validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
+
+
+class EmailChangeForm(OwnerProofForm):
+    new_email = EmailField("New email address",
+                           validators=[DataRequired(), Length(max=320), PRINTABLE],
+                           render_kw={"autocomplete": "email", "autocapitalize": "none"})
+
+
+LEAVE_WORD = "delete"
+
+
+class LeaveForm(OwnerProofForm):
+    confirm_word = StringField(f"Type “{LEAVE_WORD}” to confirm",
+                               validators=[DataRequired(), Length(max=32), PRINTABLE],
+                               render_kw={"autocomplete": "off", "autocapitalize": "none"})
+
+
+class MailedLinkForm(FlaskForm):
+    """A mailed link's token, carried from its page to the button that uses it: opening a
+    link changes nothing, so a mail scanner that follows it does no harm."""
+
+    token = HiddenField(validators=[DataRequired(), Length(max=512), PRINTABLE])

@@ -6,7 +6,7 @@ from werkzeug.routing import BaseConverter
 
 # Paths under /api/v*/auth/ that are endpoints of their own, not provider names.
 RESERVED = ("login", "signup", "verify", "refresh", "logout", "exchange-code", "forgot-password",
-            "reset-password", "resend-confirmation", "providers", "mfa")
+            "reset-password", "resend-confirmation", "providers", "mfa", "email", "account")
 
 
 class ProviderConverter(BaseConverter):

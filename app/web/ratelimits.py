@@ -20,7 +20,7 @@ from app.domain.clients import service_clients
 from app.domain.errors import AuthError
 from app.domain.limits.throttle import network_key
 from app.extensions import limiter
-from app.web.bearer import bearer_token
+from app.web.bearer import bearer_token, current_bearer
 from app.web.client import client_ip
 
 log = logging.getLogger("svc_auth.ratelimits")
@@ -89,6 +89,14 @@ def _admin_caller() -> str:
     return f"client|{caller}" if caller else f"ip|{limit_key_ip()}"
 
 
+def _bearer_account() -> str:
+    """The account of the request's access token; the address for a request without one."""
+    try:
+        return f"user|{current_bearer().account.id}"
+    except AuthError:
+        return f"ip|{limit_key_ip()}"
+
+
 def _setting(name: str) -> Callable[[], str]:
     return lambda: str(current_app.config[name])
 
@@ -116,6 +124,11 @@ exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", limit_key_ip, {}))
 oidc_token = _limits(("oidc-token-ip", "LIMIT_OIDC_TOKEN", limit_key_ip, {}))
 # The admin API, per service client: a runaway script cannot starve the others.
 admin = _limits(("admin-client", "LIMIT_ADMIN", _admin_caller, {}))
+# The account's own changes through the API (a new address, leaving: each asks the password,
+# whose wrong guesses are also counted per account in the database), and its data export.
+account_change = _limits(("account-change-user", "LIMIT_LOGIN", _bearer_account, {}))
+export = _limits(("export-user", "LIMIT_EXPORT", _bearer_account, {}))
+export_page = _limits(("export-user", "LIMIT_EXPORT", _signed_in_user, {}))
 # Mail-sending endpoints: per email (no one gets bombarded), and per IP.
 forgot = _limits(("forgot-email", "LIMIT_FORGOT", _untrusted_email, {}),
                  ("forgot-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))

@@ -250,3 +250,15 @@ def test_a_forged_events_cursor_beyond_64_bits_is_a_422(client, user, support):
     answer = client.get(f"{ADMIN}/users/{user.id}/events", query_string={"cursor": cursor},
                         **bearer(support))
     assert answer.status_code == 422
+
+
+def test_support_closes_an_account_as_its_owner_would(app, client, user, login, support,
+                                                      mailbox):
+    tokens = login(user)
+    closed = client.delete(f"{ADMIN}/users/{user.id}", **bearer(support))
+    assert closed.status_code == 202 and closed.get_json()["erase_after"]
+    assert client.post("/api/v2/auth/refresh",
+                       json={"refresh_token": tokens["refresh_token"]}).status_code == 401
+    assert mailbox.last_link(user.email, "/account/restore")
+    enable = client.post(f"{ADMIN}/users/{user.id}/enable", **bearer(support))
+    assert enable.status_code == 409 and enable.get_json()["code"] == "deletion_scheduled"

@@ -73,3 +73,25 @@ def invitation(to: str, token: str, days: int) -> Message:
     """An account an operator opened: the link sets its first password (a reset link)."""
     return _message(to, f"Your {current_app.config['BRAND']} account", "invitation",
                     link=_link("/reset-password", token), days=days)
+
+
+def email_change(to: str, token: str, current: str) -> Message:
+    """To the new address: the link that makes the change."""
+    return _message(to, "Confirm your new email address", "email_change",
+                    link=_link("/email-change", token), current=current)
+
+
+def email_change_refused(to: str) -> Message:
+    """To a new address that has an account already: nothing changed."""
+    return _message(to, "An address change was refused", "email_change_refused")
+
+
+def email_changed(to: str, new: str, token: str) -> Message:
+    """To the old address: the change, and the link that undoes it."""
+    return _message(to, "Your email address was changed", "email_changed", new=new,
+                    link=_link("/email-change/undo", token))
+
+
+def deletion_scheduled(to: str, token: str, days: int) -> Message:
+    return _message(to, "Your account will be deleted", "deletion_scheduled", days=days,
+                    link=_link("/account/restore", token))

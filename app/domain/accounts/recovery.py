@@ -9,21 +9,17 @@ from datetime import timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import delete
 
-from app.db.rows import claim_once
 from app.db.transactions import writes
 from app.domain import audit, events
-from app.domain.accounts import accounts, emails, identities
+from app.domain.accounts import accounts, emails, identities, mailed_links
 from app.domain.audit import ClientInfo
-from app.domain.clock import now
 from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
 from app.domain.events import EventType
 from app.domain.factors import passkeys, second_factors
 from app.domain.limits import throttle
-from app.domain.mail.outbox import Job, keep_token, kept_token, schedule
+from app.domain.mail.outbox import Job, schedule
 from app.domain.sessions import sessions
-from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
 from app.infra.mail import Message
@@ -37,49 +33,6 @@ INVITATION_TTL = timedelta(days=7)
 
 def _reset_ttl() -> timedelta:
     return timedelta(seconds=int(current_app.config["RESET_TOKEN_TTL"]))
-
-
-def _link_token(job: Job, user: User, purpose: str, ttl: timedelta) -> str:
-    """The token of the link `job` mails. A retry (its worker died after the mail server took
-    the first copy) mails the one it kept, so both copies hold the same link: working if it
-    still does, dead if it was used or replaced since (a newer request, a password change), as
-    the first copy's is. A new token only for a first attempt, or once the kept one expired
-    unused: nothing newer exists then (it would have deleted the kept one), so it kills none."""
-    raw = kept_token(job)
-    if raw is not None:
-        row = db.session.get(OneTimeToken, tokens.hash_secret(raw))
-        if row is None or row.used_at is not None or row.expires_at > now():
-            return raw
-    return _issue(user, purpose, ttl, ClientInfo(**job.payload["client"]), job)
-
-
-@writes
-def _issue(user: User, purpose: str, ttl: timedelta, client: ClientInfo, job: Job) -> str:
-    """A new token for `purpose`, mailed by `job`; any older one of the same purpose stops
-    working."""
-    db.session.execute(delete(OneTimeToken).where(OneTimeToken.user_id == user.id,
-                                                  OneTimeToken.purpose == purpose))
-    raw = tokens.new_secret()
-    at = now()
-    db.session.add(OneTimeToken(token_hash=tokens.hash_secret(raw), user_id=user.id,
-                                purpose=purpose, email=user.email, created_at=at,
-                                expires_at=at + ttl))
-    keep_token(job, raw)
-    audit.record(f"{purpose}_sent", client, user_id=user.id)
-    return raw
-
-
-def _live(raw: str, purpose: str) -> OneTimeToken | None:
-    row = db.session.get(OneTimeToken, tokens.hash_secret(raw))
-    if row is None or row.purpose != purpose or row.used_at is not None or row.expires_at <= now():
-        return None
-    return row
-
-
-def _claim(row: OneTimeToken) -> bool:
-    """Mark a token used, in the caller's unit of work: of two concurrent uses, one wins."""
-    return claim_once(OneTimeToken, OneTimeToken.token_hash == row.token_hash,
-                      OneTimeToken.used_at, used_at=now())
 
 
 # Forgotten password --------------------------------------------------------------------------
@@ -96,7 +49,7 @@ def reset_link_mail(job: Job) -> Message | None:
     user = accounts.find_by_email(job.payload["email"])
     if user is None or user.disabled_at is not None:
         return None
-    raw = _link_token(job, user, RESET, _reset_ttl())
+    raw = mailed_links.link_token(job, user, RESET, _reset_ttl())
     minutes = int(_reset_ttl().total_seconds()) // 60
     return emails.reset_password(user.email, raw, minutes, job.payload.get("site"))
 
@@ -112,7 +65,7 @@ def invitation_mail(job: Job) -> Message | None:
     user = db.session.get(User, job.payload["user_id"])
     if user is None or user.disabled_at is not None or user.password_hash is not None:
         return None
-    raw = _link_token(job, user, RESET, INVITATION_TTL)
+    raw = mailed_links.link_token(job, user, RESET, INVITATION_TTL)
     return emails.invitation(user.email, raw, INVITATION_TTL.days)
 
 
@@ -123,14 +76,14 @@ def _schedule_for_address(kind: str, untrusted_email: str, client: ClientInfo,
 
 
 def reset_token_is_live(raw: str) -> bool:
-    return _live(raw, RESET) is not None
+    return mailed_links.live(raw, RESET) is not None
 
 
 def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
     """Set a new password with a reset token: every session ends, every provider linked before
     is unlinked (the link proved the address, so whoever linked them may not be its owner), and
     the owner is told."""
-    row = _live(raw, RESET)
+    row = mailed_links.live(raw, RESET)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or user.disabled_at is not None or (
             user.password_changed_at and row.created_at < user.password_changed_at):
@@ -142,7 +95,7 @@ def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
 
 @writes
 def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInfo) -> None:
-    if not _claim(row):
+    if not mailed_links.claim(row):
         raise InvalidResetToken()
     if not user.email_verified:
         # Factors set while nobody had proved the address are whoever signed up with it: they
@@ -183,7 +136,8 @@ def confirmation_mail(job: Job) -> Message | None:
     if user.email_verified and not (payload.get("proving_password")
                                     and not user.password_is_the_holders):
         return None
-    return emails.confirm_email(user.email, _link_token(job, user, CONFIRM, CONFIRM_TTL))
+    raw = mailed_links.link_token(job, user, CONFIRM, CONFIRM_TTL)
+    return emails.confirm_email(user.email, raw)
 
 
 @writes
@@ -191,9 +145,9 @@ def confirm_email(raw: str, client: ClientInfo, signed_in_as: str | None = None)
     """Confirm the address with a mailed link. Opened in a browser signed in to the account
     (`signed_in_as`, its id), it also shows that the account's password is the holder's: the
     one who signed up holds the inbox (factors/second_factors.py asks that of a new factor)."""
-    row = _live(raw, CONFIRM)
+    row = mailed_links.live(raw, CONFIRM)
     user = db.session.get(User, row.user_id) if row else None
-    if row is None or user is None or row.email != user.email or not _claim(row):
+    if row is None or user is None or row.email != user.email or not mailed_links.claim(row):
         raise InvalidConfirmationToken()
     accounts.prove_address(user, by_password_holder=signed_in_as == user.id)
     throttle.clear_account(user)

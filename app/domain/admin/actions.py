@@ -13,6 +13,7 @@ from app.domain.clock import now
 from app.domain.errors import InvalidBody
 from app.domain.events import EventType
 from app.domain.factors import second_factors
+from app.domain.lifecycle import leaving
 from app.domain.sessions import sessions
 from app.models import User
 
@@ -66,6 +67,10 @@ def disable(user: User, by: ClientInfo) -> User:
 
 @writes
 def enable(user: User, by: ClientInfo) -> User:
+    """Let a disabled account sign in again (not one its owner is leaving: the owner's
+    mailed link restores that)."""
+    if user.deletion_scheduled_at is not None:
+        raise leaving.DeletionScheduled()
     if user.disabled_at is not None:
         user.disabled_at = None
         audit.record("account_enabled", by, user_id=user.id)
@@ -92,6 +97,14 @@ def send_password_reset(user: User, by: ClientInfo) -> None:
     """A reset link to the account's address, as if its owner had asked."""
     recovery.request_reset(user.email, by)
     audit.record("password_reset_sent_by_operator", by, user_id=user.id)
+
+
+@writes
+def delete(user: User, by: ClientInfo) -> User:
+    """Close the account as its owner would (erased after the grace period, restorable by the
+    owner's mailed link until then)."""
+    leaving.schedule_deletion(user, by)
+    return user
 
 
 @writes

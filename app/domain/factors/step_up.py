@@ -21,11 +21,13 @@ def recently_signed_in(session: AuthSession) -> bool:
         seconds=int(current_app.config["STEP_UP_SECONDS"]))
 
 
-def step_up(user: User, session: AuthSession, code: str | None) -> None:
-    """In the caller's unit of work: the session must have signed in within STEP_UP_SECONDS, or
-    `code` be a fresh code of the account's second factor (used up, like any). StepUpRequired
-    otherwise; InvalidSecondFactor (kept: counted against the account) for a wrong code."""
-    if recently_signed_in(session):
+def step_up(user: User, session: AuthSession, code: str | None, *,
+            recent_suffices: bool = True) -> None:
+    """In the caller's unit of work: the session must have signed in within STEP_UP_SECONDS
+    (unless not `recent_suffices`), or `code` be a fresh code of the account's second factor
+    (used up, like any). StepUpRequired otherwise; InvalidSecondFactor (kept: counted against
+    the account) for a wrong code."""
+    if recent_suffices and recently_signed_in(session):
         return
     if not code or not second_factors.has_second_factor(user):
         raise StepUpRequired()

@@ -1,0 +1,117 @@
+"""Changing an account's address: a link to the new address makes the change (nothing changes
+before it is opened); the old address is then told, with a link that undoes it for seven days
+and ends every session. A taken address gets the same answer as a free one: its holder is told
+by mail instead, so the request tells nobody whether an account has it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import timedelta
+
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError
+
+from app.db.transactions import writes
+from app.domain import addresses, audit, events
+from app.domain.accounts import accounts, emails, mailed_links
+from app.domain.audit import ClientInfo
+from app.domain.errors import EmailTaken, InvalidBody, InvalidConfirmationToken
+from app.domain.events import EventType
+from app.domain.mail.outbox import Job, schedule
+from app.domain.sessions import sessions
+from app.extensions import db
+from app.infra.mail import Message
+from app.models import MailJob, OneTimeToken, User
+
+CHANGE_TTL = timedelta(hours=24)
+UNDO_TTL = timedelta(days=7)
+CHANGE, UNDO = OneTimeToken.CHANGE_EMAIL, OneTimeToken.UNDO_EMAIL_CHANGE
+
+
+def request_change(user: User, untrusted_new_email: str, client: ClientInfo) -> None:
+    """Mail the new address a link (or, if an account has it, a notice): the same answer
+    either way. The caller has checked the owner's proof (lifecycle/proof.py)."""
+    new = addresses.canonical(untrusted_new_email, "#/new_email")
+    if new == user.email:
+        raise InvalidBody("That is already the account's address.",
+                          [{"pointer": "#/new_email", "detail": "the current address"}])
+    _schedule(user, new, client)
+
+
+@writes
+def _schedule(user: User, new: str, client: ClientInfo) -> None:
+    taken = accounts.find_by_email(new) is not None
+    schedule(MailJob.EMAIL_CHANGE_REFUSED if taken else MailJob.EMAIL_CHANGE,
+             {"user_id": user.id, "to": new, "client": asdict(client)})
+    audit.record("email_change_requested", client, user_id=user.id)
+
+
+def change_link_mail(job: Job) -> Message | None:
+    user = db.session.get(User, job.payload["user_id"])
+    if user is None or user.disabled_at is not None:
+        return None
+    raw = mailed_links.link_token(job, user, CHANGE, CHANGE_TTL, to=job.payload["to"])
+    return emails.email_change(job.payload["to"], raw, user.email)
+
+
+def refused_mail(job: Job) -> Message:
+    return emails.email_change_refused(job.payload["to"])
+
+
+def changed_mail(job: Job) -> Message | None:
+    """To the old address: the change, and the link that undoes it."""
+    user = db.session.get(User, job.payload["user_id"])
+    if user is None:
+        return None
+    raw = mailed_links.link_token(job, user, UNDO, UNDO_TTL, to=job.payload["old"])
+    return emails.email_changed(job.payload["old"], job.payload["new"], raw)
+
+
+@writes
+def confirm_change(raw: str, client: ClientInfo) -> User:
+    """Open the new address's link: the account takes the address (proved by the link)."""
+    row = mailed_links.live(raw, CHANGE)
+    user = db.session.get(User, row.user_id) if row else None
+    if row is None or user is None or user.disabled_at is not None \
+            or not mailed_links.claim(row):
+        raise InvalidConfirmationToken()
+    old = user.email
+    _move(user, row.email, "email_changed", client)
+    schedule(MailJob.EMAIL_CHANGED, {"user_id": user.id, "old": old, "new": user.email,
+                                     "client": asdict(client)})
+    return user
+
+
+@writes
+def undo_change(raw: str, client: ClientInfo) -> User:
+    """Open the old address's link: the address comes back and every session ends (whoever
+    made the change is signed out)."""
+    row = mailed_links.live(raw, UNDO)
+    user = db.session.get(User, row.user_id) if row else None
+    if row is None or user is None or not mailed_links.claim(row):
+        raise InvalidConfirmationToken()
+    _move(user, row.email, "email_change_undone", client)
+    sessions.revoke_all(user.id, "email_change_undone")
+    return user
+
+
+def _move(user: User, address: str, event: str, client: ClientInfo) -> None:
+    """The account takes `address`, proved by a link to it; links sent to its other addresses
+    die (a reset link to the old one would otherwise still set the password)."""
+    if accounts.find_by_email(address) not in (None, user):
+        raise EmailTaken()
+    try:
+        with db.session.begin_nested():  # a concurrent change to the same address: one wins
+            user.email = user.email_key = address
+    except IntegrityError:
+        raise EmailTaken() from None
+    accounts.prove_address(user)
+    db.session.execute(delete(OneTimeToken).where(
+        OneTimeToken.user_id == user.id,
+        OneTimeToken.purpose.in_((OneTimeToken.RESET_PASSWORD, OneTimeToken.CONFIRM_EMAIL,
+                                  CHANGE))))
+    db.session.flush()
+    audit.record(event, client, user_id=user.id)
+    sessions.note_account_changed(user.id)
+    events.emit(EventType.USER_UPDATED, user.id, {"changed": ["email", "email_verified"],
+                                                   "email": address, "email_verified": True})

@@ -1,0 +1,127 @@
+"""The account page's life changes: a new address, leaving, the data download; and the pages the
+mailed links open (each a button: opening a link changes nothing)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flask import flash, jsonify, redirect, render_template, request, url_for
+from flask_login import login_required
+from werkzeug.wrappers import Response
+
+from app.domain.audit import ClientInfo
+from app.domain.errors import AuthError
+from app.domain.lifecycle import address_change, export, leaving, proof
+from app.models import User
+from app.pages.blueprint import bp
+from app.pages.forms import LEAVE_WORD, EmailChangeForm, LeaveForm, MailedLinkForm
+from app.web import browser, ratelimits
+from app.web.client import client_info
+
+
+def _signed_in() -> browser.BrowserUser:
+    signed_in = browser.current()
+    assert signed_in is not None  # @login_required ran first
+    return signed_in
+
+
+def _proved(form: EmailChangeForm | LeaveForm) -> User:
+    signed_in = _signed_in()
+    return proof.proved_owner(signed_in.auth_session.id, signed_in.user.id, client_info(),
+                              password=form.password.data or None,
+                              code=form.code.data or None, recent_suffices=True)
+
+
+@bp.post("/account/email")
+@login_required
+@ratelimits.change_password
+def change_email() -> Response:
+    form = EmailChangeForm()
+    try:
+        if not form.validate_on_submit():
+            raise AuthError("Enter the new address (and your password).")
+        address_change.request_change(_proved(form), form.new_email.data or "", client_info())
+    except AuthError as error:
+        flash(_words(error))
+    else:
+        flash("A link is on its way to the new address: the address changes when you open it.")
+    return redirect(url_for(".account"))
+
+
+@bp.post("/account/delete")
+@login_required
+@ratelimits.change_password
+def leave() -> Response | str:
+    form = LeaveForm()
+    try:
+        if not form.validate_on_submit() or (form.confirm_word.data or "").strip().lower() \
+                != LEAVE_WORD:
+            raise AuthError(f"Type “{LEAVE_WORD}” to confirm.")
+        user = _proved(form)
+        leaving.schedule_deletion(user, client_info())
+    except AuthError as error:
+        flash(_words(error))
+        return redirect(url_for(".account"))
+    browser.sign_out()
+    return render_template("pages/left.html", email=user.email,
+                           erase_after=leaving.erase_after(user))
+
+
+@bp.get("/account/export")
+@login_required
+@ratelimits.export_page
+def export_account() -> Response:
+    response = jsonify(export.export(_signed_in().user, client_info()))
+    response.headers["Content-Disposition"] = 'attachment; filename="account.json"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _words(error: AuthError) -> str:
+    details = [e["detail"] for e in getattr(error, "errors", [])]
+    return "; ".join(details) or error.detail
+
+
+# The mailed links ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MailedLink:
+    title: str
+    button: str
+    use: Callable[[str, ClientInfo], User]
+    done: str  # what the page says once the link is used
+
+
+LINKS = {
+    "/email-change": MailedLink("Confirm your new address", "Use this address",
+                                address_change.confirm_change,
+                                "Your account's address is now {email}."),
+    "/email-change/undo": MailedLink(
+        "Give your account its address back", "Give the address back",
+        address_change.undo_change,
+        "Your account's address is {email} again, and every device is signed out. Choose a "
+        "new password now."),
+    "/account/restore": MailedLink("Restore your account", "Restore my account",
+                                   leaving.restore,
+                                   "Your account {email} is back. Sign in to use it."),
+}
+
+
+def _mailed_link() -> str | tuple[str, int]:
+    link = LINKS[request.path]
+    form = MailedLinkForm(token=request.args.get("token", ""))
+    if request.method == "POST" and form.validate_on_submit():
+        try:
+            user = link.use(form.token.data or "", client_info())
+        except AuthError as error:
+            return render_template("pages/mailed_link.html", link=link, error=error), \
+                error.status
+        return render_template("pages/mailed_link.html", link=link,
+                               done=link.done.format(email=user.email))
+    return render_template("pages/mailed_link.html", link=link, form=form)
+
+
+for _path in LINKS:
+    bp.add_url_rule(_path, f"mailed_link_{_path.strip('/').replace('/', '_')}",
+                    _mailed_link, methods=["GET", "POST"])

@@ -2,51 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from functools import wraps
-from typing import Any
 
 import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
+from app.cli_sites import sites_cli
+from app.cli_support import friendly_errors
 from app.domain import audit, retention
 from app.domain.accounts import accounts
 from app.domain.admin import actions, directory
 from app.domain.audit import ClientInfo
-from app.domain.clients import service_clients, sites
-from app.domain.errors import AuthError
+from app.domain.clients import service_clients
 from app.domain.factors import pending
 from app.domain.lifecycle import leaving
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
 from app.domain.tools import tools
-from app.extensions import db
 from app.infra.keys import Keyring, SigningKey
 
 users = AppGroup("users", help="Manage accounts.")
 keys = AppGroup("keys", help="Manage the access-token signing keys.")
 sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
-sites_cli = AppGroup("sites", help="Manage the client sites people are sent back to.")
 outbox_cli = AppGroup("outbox", help="See and manage the mail the service has promised.")
 clients_cli = AppGroup("clients", help="Manage the service clients of the admin API.")
-
-
-def _friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Domain errors end the command with their message, not a traceback."""
-
-    @wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except AuthError as error:
-            db.session.rollback()
-            details = "; ".join(e["detail"] for e in getattr(error, "errors", [])) or error.detail
-            raise click.ClickException(details) from None
-
-    return run
 
 
 @users.command("create")
@@ -54,7 +35,7 @@ def _friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--password", help="Prompted for when not given.")
 @click.option("--name", "full_name", default="", help="Display name.")
 @click.option("--plan", default="free", show_default=True)
-@_friendly_errors
+@friendly_errors
 def create_user(email: str, password: str | None, full_name: str, plan: str) -> None:
     if password is None:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
@@ -68,7 +49,7 @@ CLI = ClientInfo(actor="cli")  # who acts, in the audit trail
 @users.command("set-plan")
 @click.argument("email")
 @click.argument("plan")
-@_friendly_errors
+@friendly_errors
 def set_plan(email: str, plan: str) -> None:
     """Put an account on a plan (sites see it at once through verify)."""
     user = actions.update(directory.require_by_email(email), CLI, plan=plan)
@@ -77,7 +58,7 @@ def set_plan(email: str, plan: str) -> None:
 
 @users.command("disable")
 @click.argument("email")
-@_friendly_errors
+@friendly_errors
 def disable(email: str) -> None:
     """Stop an account from signing in; its sessions end at once."""
     user = actions.disable(directory.require_by_email(email), CLI)
@@ -86,7 +67,7 @@ def disable(email: str) -> None:
 
 @users.command("enable")
 @click.argument("email")
-@_friendly_errors
+@friendly_errors
 def enable(email: str) -> None:
     """Let a disabled account sign in again."""
     user = actions.enable(directory.require_by_email(email), CLI)
@@ -95,7 +76,7 @@ def enable(email: str) -> None:
 
 @users.command("reset-mfa")
 @click.argument("email")
-@_friendly_errors
+@friendly_errors
 def reset_mfa(email: str) -> None:
     """Remove every second factor of an account (audited; the owner is told by mail)."""
     user = actions.clear_second_factors(directory.require_by_email(email), CLI)
@@ -104,7 +85,7 @@ def reset_mfa(email: str) -> None:
 
 @users.command("delete")
 @click.argument("email")
-@_friendly_errors
+@friendly_errors
 def delete_user(email: str) -> None:
     """Close an account as its owner would: its sessions end now, and `purge` erases it after
     SVC_ACCOUNT_DELETION_GRACE_DAYS (the owner is mailed a link that restores it until then)."""
@@ -114,7 +95,7 @@ def delete_user(email: str) -> None:
 
 @users.command("grant-operator")
 @click.argument("email")
-@_friendly_errors
+@friendly_errors
 def grant_operator(email: str) -> None:
     """Let an account use the support console (/admin); it needs a second factor there."""
     user = actions.set_operator(directory.require_by_email(email), CLI, operator=True)
@@ -123,7 +104,7 @@ def grant_operator(email: str) -> None:
 
 @users.command("revoke-operator")
 @click.argument("email")
-@_friendly_errors
+@friendly_errors
 def revoke_operator(email: str) -> None:
     """Take the support console away from an account."""
     user = actions.set_operator(directory.require_by_email(email), CLI, operator=False)
@@ -201,68 +182,6 @@ def purge() -> None:
         click.echo(f"Deleted {step.run()} {step.what}.")
 
 
-@sites_cli.command("add")
-@click.argument("name")
-@click.option("--redirect-uri", "redirect_uris", multiple=True, required=True,
-              help="An exact redirect URI; repeat for several. The first is v1's callback target.")
-@click.option("--origin", "origins", multiple=True, help="A CORS origin; repeat for several.")
-@click.option("--post-logout-redirect-uri", "post_logout_uris", multiple=True,
-              help="Where OpenID Connect logout may send people back; repeat for several "
-                   "(default: the redirect URIs).")
-@click.option("--confidential", type=click.Choice(sites.SECRET_METHODS), default=None,
-              help="A confidential client authenticating with this method; its secret is "
-                   "shown once (default: a public client, PKCE required).")
-@click.option("--scope", "scopes", multiple=True, type=click.Choice(sites.SUPPORTED_SCOPES),
-              help="A scope the client may ask for; repeat (default: openid email profile).")
-@click.option("--third-party", is_flag=True, help="Not one of the family's own sites.")
-@_friendly_errors
-def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...],
-             post_logout_uris: tuple[str, ...], confidential: str | None,
-             scopes: tuple[str, ...], third_party: bool) -> None:
-    registration = sites.Registration(
-        post_logout_redirect_uris=list(post_logout_uris) or None,
-        auth_method=confidential or sites.PUBLIC, scopes=list(scopes) or None,
-        first_party=not third_party)
-    registered = sites.add_site(name, list(redirect_uris), list(origins), registration)
-    site = registered.site
-    click.echo(f"Registered {site.name}: {', '.join(site.redirect_uris)}")
-    if registered.client_secret is not None:
-        click.echo(f"client_secret {registered.client_secret}\n"
-                   "It is shown this once; `sites rotate-secret` makes a new one.")
-
-
-@sites_cli.command("rotate-secret")
-@click.argument("name")
-@_friendly_errors
-def rotate_site_secret(name: str) -> None:
-    click.echo(f"client_secret {sites.rotate_secret(name)}\n"
-               "The old secret no longer works; this one is shown this once.")
-
-
-@sites_cli.command("list")
-def list_sites() -> None:
-    for site in sorted(sites.all_sites().values(), key=lambda s: s.name):
-        source = " (SVC_CLIENT_SITES)" if site.from_settings else ""
-        kind = "public" if site.is_public else f"confidential, {site.auth_method}"
-        party = "first-party" if site.first_party else "third-party"
-        click.echo(f"{site.name}{source}: {kind}, {party}, scopes {' '.join(site.allowed_scopes)}")
-        for uri in site.redirect_uris:
-            click.echo(f"  redirect_uri {uri}")
-        for origin in site.origins:
-            click.echo(f"  origin       {origin}")
-        if site.post_logout_uris is not None:
-            for uri in site.post_logout_uris:
-                click.echo(f"  post_logout  {uri}")
-
-
-@sites_cli.command("remove")
-@click.argument("name")
-def remove_site(name: str) -> None:
-    if not sites.remove_site(name):
-        raise click.ClickException(f"No site called {name} was added with `sites add`.")
-    click.echo(f"Removed {name}.")
-
-
 @outbox_cli.command("status")
 def outbox_status() -> None:
     found = outbox_ops.summary()
@@ -298,7 +217,7 @@ def outbox_purge(days: int | None, failed: bool) -> None:
               # The values: click (8.2 on) matches Enum members by their names (USERS_PLAN).
               type=click.Choice([scope.value for scope in service_clients.AdminScope]),
               help="An admin API scope the client may ask for; repeat for several.")
-@_friendly_errors
+@friendly_errors
 def add_client(name: str, scopes: tuple[str, ...]) -> None:
     """Register a program that calls the admin API (client_credentials, HTTP Basic)."""
     registered = service_clients.add(name, list(scopes))
@@ -317,7 +236,7 @@ def list_clients() -> None:
 
 @clients_cli.command("rotate-secret")
 @click.argument("name")
-@_friendly_errors
+@friendly_errors
 def rotate_client_secret(name: str) -> None:
     """A new secret for a service client; the old one stops at once."""
     click.echo(f"client_secret {service_clients.rotate_secret(name)}\n"

@@ -12,7 +12,7 @@ from typing import Any
 from flask import Flask
 from limits import parse
 
-from app.domain.clients.sites import check_settings as check_client_sites
+from app.domain.clients.registration import check_settings as check_client_sites
 from app.domain.clock import system_clock
 from app.domain.limits.captcha import check_settings as check_captcha
 from app.instance_files import create_once, private_file

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, String, true
+from sqlalchemy import JSON, Boolean, LargeBinary, String, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
@@ -30,3 +30,11 @@ class ClientSite(Model):
     # None: the default scopes (openid email profile).
     scopes: Mapped[list[str] | None] = mapped_column(JSON)
     first_party: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # How the site shows on our pages (domain/clients/branding.py): all optional.
+    display_name: Mapped[str | None] = mapped_column(String(80))
+    accent_color: Mapped[str | None] = mapped_column(String(7))
+    logo: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)  # checked, served by us
+    logo_type: Mapped[str | None] = mapped_column(String(32))
+    home_url: Mapped[str | None] = mapped_column(String(2048))
+    privacy_url: Mapped[str | None] = mapped_column(String(2048))
+    terms_url: Mapped[str | None] = mapped_column(String(2048))

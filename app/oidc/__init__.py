@@ -229,7 +229,7 @@ def _consented(grant: Any, signed_in: browser.BrowserUser, prompts: set[str],
 
 
 def _consent_page(grant: Any, signed_in: browser.BrowserUser) -> tuple[str, int]:
-    return render_template("oidc/consent.html", client_id=grant.client.client_id,
+    return render_template("oidc/consent.html", site=grant.client.site,
                            scopes=grant.request.scope.split(), user=signed_in.user,
                            action=request.full_path), 200
 

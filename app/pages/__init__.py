@@ -4,6 +4,7 @@ from app.pages import (  # noqa: F401  (their routes register on bp)
     account,
     account_life,
     auth,
+    branding,
     link,
     passkeys,
     second_factor,

@@ -11,7 +11,7 @@ import requests
 
 from app import create_app
 from app.domain.accounts import accounts
-from app.domain.clients import sites
+from app.domain.clients import registration, sites
 from app.domain.sessions import handoff
 from app.extensions import db
 from tests.support.api import all_at_once, signup
@@ -31,7 +31,7 @@ def issue_code_in(server: Server, email: str) -> str:
                       "SQLALCHEMY_DATABASE_URI": f"sqlite:///{server.database}"})
     with app.app_context():
         if sites.registered_site("symbols") is None:
-            sites.add_site("symbols", ["https://symbols.example/cb"], [])
+            registration.add_site("symbols", ["https://symbols.example/cb"], [])
         user = accounts.find_by_email(email)
         assert user is not None
         code = handoff.issue_code(user, "github", handoff.HandTo("https://symbols.example/cb",

@@ -49,9 +49,11 @@ def test_a_confidential_client_gets_its_secret_once_stored_hashed_and_rotated(ap
     with app.app_context():
         site = sites.registered_site("books")
         assert site.check_secret(new_secret) and not site.check_secret(secret)
-    # A second `sites add` keeps the secret it has.
-    _cli(app, "sites", "add", "books", "--redirect-uri", "https://books.example/cb",
-         "--confidential", "client_secret_basic")
+    # `sites update` keeps the secret it has; a second `sites add` is refused.
+    _cli(app, "sites", "update", "books", "--confidential", "client_secret_basic")
+    again = app.test_cli_runner().invoke(args=["sites", "add", "books", "--redirect-uri",
+                                               "https://books.example/cb"])
+    assert again.exit_code != 0 and "sites update books" in again.output
     with app.app_context():
         assert sites.registered_site("books").check_secret(new_secret)
 

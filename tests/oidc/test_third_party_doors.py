@@ -14,7 +14,7 @@ import re
 import pytest
 from sqlalchemy import func, select
 
-from app.domain.clients import sites
+from app.domain.clients import registration
 from app.domain.sessions import handoff
 from app.extensions import db
 from app.models import HandoffCode, User
@@ -102,20 +102,21 @@ def test_a_code_is_refused_and_burned_when_its_site_no_longer_uses_the_handoff(a
     changed it) cannot trade a code issued while it was the family's."""
     uri = "https://later.example/cb"
     with app.app_context():
-        sites.add_site("later", [uri], [])
+        registration.add_site("later", [uri], [])
         raw = handoff.issue_code(db.session.get(User, user.id), "password", handoff.HandTo(uri))
         db.session.commit()
-        sites.add_site("later", [uri], [], sites.Registration(first_party=False))
+        registration.update_site("later", registration.Changes(first_party=False))
     body = {"code": raw, "provider": "password"}
     assert client.post("/api/v2/auth/exchange-code", json=body).status_code == 401
     with app.app_context():
-        sites.add_site("later", [uri], [])
+        registration.update_site("later", registration.Changes(first_party=True))
     assert client.post("/api/v2/auth/exchange-code", json=body).status_code == 401  # burned
 
 
 def test_a_uri_another_kind_of_site_registered_too_is_no_handoffs(app, client):
     with app.app_context():
-        sites.add_site("copycat", [PUBLIC_URI], [], sites.Registration(first_party=False))
+        registration.add_site("copycat", [PUBLIC_URI], [],
+                              registration.Registration(first_party=False))
     response = client.get("/api/v2/auth/github", query_string={"redirect_uri": PUBLIC_URI})
     assert response.status_code == 400
 
@@ -247,8 +248,8 @@ def test_no_site_is_named_like_the_services_own_audiences(app, reserved):
     from app.domain.errors import InvalidBody
 
     with app.app_context(), pytest.raises(InvalidBody):
-        sites.add_site(reserved, ["https://x.example/cb"], [],
-                       sites.Registration(first_party=False))
+        registration.add_site(reserved, ["https://x.example/cb"], [],
+                       registration.Registration(first_party=False))
     with pytest.raises(RuntimeError):
-        sites.check_settings({reserved: {"redirect_uris": ["https://x.example/cb"]}},
+        registration.check_settings({reserved: {"redirect_uris": ["https://x.example/cb"]}},
                              reserved=("svc", "svc-admin"))

@@ -30,8 +30,11 @@ def test_every_page_carries_the_security_headers(client, path):
     assert headers["Referrer-Policy"] == "no-referrer"
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert headers["Cache-Control"] == "no-store"
-    # Nothing loaded or linked from another origin: every src and href is a path of ours.
-    assert not re.search(r'(?:src|href)="(?:[a-z]+:)?//', response.text)
+    # Nothing loaded from another origin, and nothing linked but the way back to the site the
+    # person came from (its registered home).
+    assert not re.search(r'src="(?:[a-z]+:)?//', response.text)
+    elsewhere = re.findall(r'href="((?:[a-z]+:)?//[^"]*)"', response.text)
+    assert set(elsewhere) <= {"https://symbols.example/"}
 
 
 @pytest.mark.parametrize(("path", "data"), [

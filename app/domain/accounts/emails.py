@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from flask import current_app, render_template
 
 from app.domain.accounts.providers import DISPLAY_NAMES
+from app.domain.clients import sites
 from app.infra.mail import Message
 
 
@@ -30,10 +31,12 @@ def _link(path: str, token: str, **params: str) -> str:
 
 
 def reset_password(to: str, token: str, minutes: int, site: str | None = None) -> Message:
-    """`site`: the registered name of the client site the request came from, if any."""
+    """`site`: the registered name of the client site the request came from, if any: the mail
+    names it, and its link leads back there."""
+    found = sites.registered_site(site) if site else None
     return _message(to, "Reset your password", "reset_password",
-                    link=_link("/reset-password", token, **({"site": site} if site else {})),
-                    minutes=minutes)
+                    link=_link("/reset-password", token, **({"site": site} if found else {})),
+                    minutes=minutes, site_name=found.display_name if found else None)
 
 
 def password_changed(to: str, unlinked: list[str] | None = None) -> Message:

@@ -12,7 +12,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from app.db.transactions import writes
-from app.domain.clients import sites
+from app.domain.clients import registration
 from app.domain.clock import now
 from app.domain.errors import AuthError, InsufficientScope, InvalidBody, InvalidToken
 from app.domain.tokens import tokens
@@ -105,7 +105,7 @@ def checked_scopes(scopes: list[str]) -> list[str]:
 def add(name: str, scopes: list[str]) -> Registered:
     """Register a service client; InvalidBody if the name is taken (by a site too: both are
     client ids at the token endpoint)."""
-    sites.check_new_client_id(name)
+    registration.check_new_client_id(name)
     if db.session.get(ServiceClient, name) is not None:
         raise InvalidBody(f"A service client called {name} exists: `clients remove` it first, "
                           "or `clients rotate-secret`.")

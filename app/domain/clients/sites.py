@@ -14,12 +14,11 @@ from urllib.parse import urlsplit
 from flask import current_app
 from sqlalchemy import select
 
-from app.db.transactions import writes
-from app.domain.clock import now
-from app.domain.errors import InvalidBody, InvalidRedirectUri, UnknownCallback
+from app.domain.clients.branding import Branding
+from app.domain.errors import InvalidRedirectUri, UnknownCallback
 from app.domain.tokens import tokens
 from app.extensions import db
-from app.models import ClientSite, ServiceClient
+from app.models import ClientSite
 
 SITE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 DEFAULT_SCOPES = ("openid", "email", "profile")
@@ -39,6 +38,11 @@ class Site:
     auth_method: str = PUBLIC
     allowed_scopes: tuple[str, ...] = DEFAULT_SCOPES
     first_party: bool = True
+    branding: Branding = Branding()
+
+    @property
+    def display_name(self) -> str:
+        return self.branding.display_name or self.name
 
     @property
     def client_id(self) -> str:
@@ -68,14 +72,25 @@ class Site:
 
     @property
     def home(self) -> str | None:
-        """Where a person goes back to the site to start a sign-in of its own: its first
-        registered origin, or else the origin of its first redirect URI."""
+        """Where a person goes back to the site to start a sign-in of its own: the home it
+        registered, its first registered origin, or else the origin of its first redirect
+        URI."""
+        if self.branding.home_url:
+            return self.branding.home_url
         if self.origins:
             return f"{self.origins[0]}/"
         if self.redirect_uris:
             parts = urlsplit(self.redirect_uris[0])
             return f"{parts.scheme}://{parts.netloc}/"
         return None
+
+
+def site_logo(name: str) -> tuple[str, bytes] | None:
+    """A registered site's logo: its media type and bytes (checked when it was registered)."""
+    row = db.session.get(ClientSite, name)
+    if row is None or row.logo is None or row.logo_type is None:
+        return None
+    return row.logo_type, row.logo
 
 
 def _optional(values: Any) -> tuple[str, ...] | None:
@@ -88,7 +103,9 @@ def _from_row(row: ClientSite) -> Site:
                 client_secret_hash=row.client_secret_hash,
                 auth_method=row.token_endpoint_auth_method,
                 allowed_scopes=_optional(row.scopes) or DEFAULT_SCOPES,
-                first_party=row.first_party)
+                first_party=row.first_party,
+                branding=Branding(row.display_name, row.accent_color, row.logo_type,
+                                  row.home_url, row.privacy_url, row.terms_url))
 
 
 def _from_settings(name: str, entry: dict[str, Any]) -> Site:
@@ -103,7 +120,10 @@ def _from_settings(name: str, entry: dict[str, Any]) -> Site:
                 post_logout_uris=_optional(entry.get("post_logout_redirect_uris")),
                 client_secret_hash=secret_hash, auth_method=method,
                 allowed_scopes=_optional(entry.get("scopes")) or DEFAULT_SCOPES,
-                first_party=bool(entry.get("first_party", True)))
+                first_party=bool(entry.get("first_party", True)),
+                branding=Branding(entry.get("display_name"), entry.get("accent_color"), None,
+                                  entry.get("home_url"), entry.get("privacy_url"),
+                                  entry.get("terms_url")))
 
 
 def all_sites() -> dict[str, Site]:
@@ -158,162 +178,3 @@ def is_family_origin(untrusted_origin: str) -> bool:
     the family API from a browser (CORS)."""
     return any(untrusted_origin in site.origins
                for site in all_sites().values() if site.first_party)
-
-
-# Registering (CLI) -----------------------------------------------------------------------------
-
-def _check_uri(uri: str, *, origin: bool) -> str:
-    parts = urlsplit(uri)
-    local = parts.hostname in ("127.0.0.1", "localhost", "::1")
-    if parts.scheme != "https" and not (parts.scheme == "http" and local):
-        raise InvalidBody(f"{uri!r} must be https (http only for localhost).")
-    if not parts.hostname or parts.username or parts.password or parts.fragment:
-        raise InvalidBody(f"{uri!r} needs a host, and no user, password or fragment.")
-    if origin and (parts.path or parts.query):
-        raise InvalidBody(f"{uri!r} is not an origin: scheme://host[:port] only.")
-    return uri
-
-
-@dataclass(frozen=True)
-class Registration:
-    """What `sites add` registers beyond redirect URIs and origins (the defaults: a first-party
-    public client allowed `openid email profile`)."""
-
-    post_logout_redirect_uris: list[str] | None = None
-    auth_method: str = PUBLIC
-    scopes: list[str] | None = None
-    first_party: bool = True
-
-
-@dataclass(frozen=True)
-class Registered:
-    site: Site
-    client_secret: str | None  # a confidential client's new secret, shown once
-
-
-def _check_client(registration: Registration) -> None:
-    if registration.auth_method not in (PUBLIC, *SECRET_METHODS):
-        raise InvalidBody(f"The token endpoint auth method is one of {PUBLIC}, "
-                          f"{', '.join(SECRET_METHODS)}.")
-    unknown = set(registration.scopes or ()) - set(SUPPORTED_SCOPES)
-    if unknown:
-        raise InvalidBody(f"Unknown scopes: {' '.join(sorted(unknown))}.")
-    if registration.scopes is not None and "openid" not in registration.scopes:
-        raise InvalidBody("A client's scopes include openid.")
-
-
-def _check_name(name: str, reserved: tuple[str, ...]) -> None:
-    """A site's name is its client id, and a third-party client's tokens have it as their
-    audience: one named like the family's (or the admin API's) audience would get their tokens."""
-    if not SITE_NAME.match(name):
-        raise InvalidBody("A site name is lower-case letters, digits and dashes.")
-    if name in reserved:
-        raise InvalidBody(f"{name} is the audience of the service's own tokens: choose another "
-                          "name.")
-
-
-def check_new_client_id(name: str) -> None:
-    """A service client's name: a site's rules, and no site of that name (both are client ids
-    at the token endpoint)."""
-    _check_name(name, reserved_names())
-    if name in all_sites():
-        raise InvalidBody(f"{name} is a client site's name: choose another.")
-
-
-def reserved_names() -> tuple[str, ...]:
-    return current_app.config["JWT_AUDIENCE"], current_app.config["ADMIN_AUDIENCE"]
-
-
-def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = ()) -> None:
-    """SVC_CLIENT_SITES, checked at start by the rules `sites add` follows: a mistyped entry
-    (say `"first_party": "false"`, which would skip consent) stops the service, instead of
-    registering something else than its operator meant. RuntimeError, naming the site."""
-    if not isinstance(client_sites, dict):
-        raise RuntimeError("SVC_CLIENT_SITES must be an object of sites by name.")
-    for name, entry in client_sites.items():
-        try:
-            if not isinstance(name, str):
-                raise ValueError("a site name is lower-case letters, digits and dashes")
-            _check_name(name, reserved)
-            _check_entry(name, entry)
-        except (InvalidBody, TypeError, ValueError) as error:
-            detail = error.detail if isinstance(error, InvalidBody) else str(error)
-            raise RuntimeError(f"SVC_CLIENT_SITES[{name!r}]: {detail}") from None
-
-
-def _check_entry(name: str, entry: Any) -> None:
-    if not isinstance(entry, dict):
-        raise TypeError("each site is an object")
-    for key in ("redirect_uris", "origins", "post_logout_redirect_uris", "scopes"):
-        value = entry.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise TypeError(f"{key} is a list of strings")
-    for uri in (*entry.get("redirect_uris", []), *entry.get("post_logout_redirect_uris", [])):
-        _check_uri(uri, origin=False)
-    for origin in entry.get("origins", []):
-        _check_uri(origin, origin=True)
-    if not isinstance(entry.get("first_party", True), bool):
-        raise TypeError("first_party is true or false")
-    secret_hash = entry.get("client_secret_sha256")
-    if secret_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", str(secret_hash)):
-        raise ValueError("client_secret_sha256 is 64 lower-case hex digits")
-    site = _from_settings(name, entry)
-    if (site.auth_method != PUBLIC) != (secret_hash is not None):
-        raise ValueError("a confidential client needs client_secret_sha256, a public one none")
-    _check_client(Registration(auth_method=site.auth_method, scopes=entry.get("scopes")))
-
-
-@writes
-def add_site(name: str, redirect_uris: list[str], origins: list[str],
-             registration: Registration | None = None) -> Registered:
-    """Register a site (or change one added before). A confidential client gets a new secret
-    when it had none; `rotate_secret` replaces one."""
-    registration = registration or Registration()
-    _check_name(name, reserved_names())
-    if db.session.get(ServiceClient, name) is not None:
-        raise InvalidBody(f"{name} is a service client's name: choose another.")
-    if not redirect_uris:
-        raise InvalidBody("A site needs at least one redirect URI.")
-    _check_client(registration)
-    existing = all_sites().get(name)
-    if existing and existing.from_settings:
-        raise InvalidBody(f"{name} comes from SVC_CLIENT_SITES: change it there.")
-    row: Any = db.session.get(ClientSite, name) or ClientSite(name=name, created_at=now())
-    row.redirect_uris = [_check_uri(u, origin=False) for u in redirect_uris]
-    row.origins = [_check_uri(o, origin=True) for o in origins]
-    row.post_logout_redirect_uris = (
-        None if registration.post_logout_redirect_uris is None
-        else [_check_uri(u, origin=False) for u in registration.post_logout_redirect_uris])
-    row.token_endpoint_auth_method = registration.auth_method
-    row.scopes = registration.scopes
-    row.first_party = registration.first_party
-    secret = None
-    if registration.auth_method == PUBLIC:
-        row.client_secret_hash = None
-    elif row.client_secret_hash is None:
-        secret = tokens.new_secret()
-        row.client_secret_hash = tokens.hash_secret(secret)
-    db.session.add(row)
-    db.session.flush()
-    return Registered(_from_row(row), secret)
-
-
-@writes
-def rotate_secret(name: str) -> str:
-    """A new secret for a confidential client added with `sites add`; the old one stops at
-    once."""
-    row = db.session.get(ClientSite, name)
-    if row is None or row.token_endpoint_auth_method == PUBLIC:
-        raise InvalidBody(f"{name} is no confidential client added with `sites add`.")
-    secret = tokens.new_secret()
-    row.client_secret_hash = tokens.hash_secret(secret)
-    return secret
-
-
-@writes
-def remove_site(name: str) -> bool:
-    row = db.session.get(ClientSite, name)
-    if row is None:
-        return False
-    db.session.delete(row)
-    return True

@@ -35,7 +35,8 @@ def reset_password(to: str, token: str, minutes: int, site: str | None = None) -
     names it, and its link leads back there."""
     found = sites.registered_site(site) if site else None
     return _message(to, "Reset your password", "reset_password",
-                    link=_link("/reset-password", token, **({"site": site} if found else {})),
+                    link=_link("/reset-password", token,
+                               **({"site": found.name} if found else {})),
                     minutes=minutes, site_name=found.display_name if found else None)
 
 

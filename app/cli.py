@@ -1,4 +1,5 @@
-"""Operator commands: `flask --app wsgi users|keys|sessions|sites|outbox ...` and `purge`."""
+"""Operator commands: `flask --app wsgi users|keys|sessions|sites|outbox|events ...` and
+`purge`."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
-from app.domain import audit, retention
+from app.domain import audit, deliveries, retention
 from app.domain.accounts import accounts
 from app.domain.admin import actions, directory
 from app.domain.audit import ClientInfo
-from app.domain.clients import service_clients, sites
+from app.domain.clients import service_clients, sites, webhooks
 from app.domain.errors import AuthError
 from app.domain.factors import pending
 from app.domain.limits import throttle
@@ -24,6 +25,7 @@ from app.domain.sessions import sessions
 from app.domain.tools import tools
 from app.extensions import db
 from app.infra.keys import Keyring, SigningKey
+from app.models import Delivery
 
 users = AppGroup("users", help="Manage accounts.")
 keys = AppGroup("keys", help="Manage the access-token signing keys.")
@@ -31,6 +33,7 @@ sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
 sites_cli = AppGroup("sites", help="Manage the client sites people are sent back to.")
 outbox_cli = AppGroup("outbox", help="See and manage the mail the service has promised.")
 clients_cli = AppGroup("clients", help="Manage the service clients of the admin API.")
+events_cli = AppGroup("events", help="See and retry the deliveries of events to client sites.")
 
 
 def _friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -204,14 +207,18 @@ def purge() -> None:
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(sites.SUPPORTED_SCOPES),
               help="A scope the client may ask for; repeat (default: openid email profile).")
 @click.option("--third-party", is_flag=True, help="Not one of the family's own sites.")
+@click.option("--backchannel-logout-uri", default=None,
+              help="Where a logout token goes when a session of this client ends (OpenID "
+                   "Connect Back-Channel Logout).")
 @_friendly_errors
 def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...],
              post_logout_uris: tuple[str, ...], confidential: str | None,
-             scopes: tuple[str, ...], third_party: bool) -> None:
+             scopes: tuple[str, ...], third_party: bool,
+             backchannel_logout_uri: str | None) -> None:
     registration = sites.Registration(
         post_logout_redirect_uris=list(post_logout_uris) or None,
         auth_method=confidential or sites.PUBLIC, scopes=list(scopes) or None,
-        first_party=not third_party)
+        first_party=not third_party, backchannel_logout_uri=backchannel_logout_uri)
     registered = sites.add_site(name, list(redirect_uris), list(origins), registration)
     site = registered.site
     click.echo(f"Registered {site.name}: {', '.join(site.redirect_uris)}")
@@ -228,6 +235,34 @@ def rotate_site_secret(name: str) -> None:
                "The old secret no longer works; this one is shown this once.")
 
 
+@sites_cli.command("set-webhook")
+@click.argument("name")
+@click.argument("url")
+@_friendly_errors
+def set_webhook(name: str, url: str) -> None:
+    """Send the site's events to URL, signed with a new secret (shown once)."""
+    click.echo(f"webhook_secret {webhooks.set_webhook(name, url)}\n"
+               "It is shown this once; `sites rotate-webhook-secret` makes a new one.")
+
+
+@sites_cli.command("rotate-webhook-secret")
+@click.argument("name")
+@_friendly_errors
+def rotate_webhook_secret(name: str) -> None:
+    """A new webhook secret; deliveries are signed with the old one too for a day."""
+    click.echo(f"webhook_secret {webhooks.rotate_secret(name)}\n"
+               "Deliveries carry a signature by the old secret too for a day; this one is "
+               "shown this once.")
+
+
+@sites_cli.command("remove-webhook")
+@click.argument("name")
+@_friendly_errors
+def remove_webhook(name: str) -> None:
+    webhooks.remove_webhook(name)
+    click.echo(f"{name} gets no more webhooks.")
+
+
 @sites_cli.command("list")
 def list_sites() -> None:
     for site in sorted(sites.all_sites().values(), key=lambda s: s.name):
@@ -242,6 +277,10 @@ def list_sites() -> None:
         if site.post_logout_uris is not None:
             for uri in site.post_logout_uris:
                 click.echo(f"  post_logout  {uri}")
+        if site.webhook_url:
+            click.echo(f"  webhook      {site.webhook_url}")
+        if site.backchannel_logout_uri:
+            click.echo(f"  backchannel  {site.backchannel_logout_uri}")
 
 
 @sites_cli.command("remove")
@@ -279,6 +318,30 @@ def outbox_purge(days: int | None, failed: bool) -> None:
     kept = current_app.config["MAIL_RETENTION_DAYS"] if days is None else days
     deleted = outbox_ops.purge(timedelta(days=float(kept)), failed=failed)
     click.echo(f"Deleted {deleted} mail jobs finished over {kept} days ago.")
+
+
+@events_cli.command("list")
+@click.option("--site", default=None, help="Only this site's deliveries.")
+@click.option("--status", type=click.Choice(outbox_ops.STATUSES), default=None)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+def list_deliveries(site: str | None, status: str | None, limit: int) -> None:
+    """The latest deliveries of account events, newest first."""
+    for found in deliveries.recent(site, status, limit):
+        row = found.delivery
+        due = (f" next {row.next_attempt_at.isoformat()}" if row.status == Delivery.PENDING
+               else "")
+        error = f" ({row.last_error})" if row.last_error else ""
+        click.echo(f"{row.created_at.isoformat()} {row.event_id} {found.event_type or '-'} -> "
+                   f"{row.site} {row.kind}: {row.status} after {row.attempts} attempts"
+                   f"{error}{due}")
+
+
+@events_cli.command("retry")
+@click.option("--failed", is_flag=True, help="Also put back deliveries whose attempts ran out.")
+@click.option("--site", default=None, help="Only this site's deliveries.")
+def retry_deliveries(failed: bool, site: str | None) -> None:
+    """Deliveries waiting for a later attempt are due now; the running workers send them."""
+    click.echo(f"{deliveries.retry(failed=failed, site=site)} deliveries are due now.")
 
 
 @clients_cli.command("add")
@@ -322,5 +385,6 @@ def remove_client(name: str) -> None:
 
 
 def register(app: Flask) -> None:
-    for group in (users, keys, sessions_cli, sites_cli, outbox_cli, clients_cli, purge):
+    for group in (users, keys, sessions_cli, sites_cli, outbox_cli, clients_cli, events_cli,
+                  purge):
         app.cli.add_command(group)

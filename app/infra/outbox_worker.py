@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import math
 import os
 import smtplib
 import socket
@@ -29,7 +28,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.db.rows import changed
 from app.db.transactions import until_commit, writes
 from app.extensions import db
-from app.infra.mail import Message, Transport, sender_for, transport_for
+from app.infra.lanes import Handler, Job, Lane
+from app.infra.mail import Transport, sender_for, transport_for
 from app.models import MailJob
 from app.models.leased_job import LeasedJob
 
@@ -38,44 +38,6 @@ log = logging.getLogger("svc_auth.mail")
 
 def _system_clock() -> datetime:  # the outbox runs on the real clock, whatever the app's says
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class Job:
-    """A job a worker has claimed: what its handler renders the message from (a mail job's
-    payload; a delivery's row is read by its lane)."""
-
-    id: str
-    kind: str
-    payload: dict[str, Any]
-    attempts: int
-
-
-# What a job of each kind sends: the message rendered from its payload, or None when there is
-# nothing to send (no such account, already confirmed). Raising means "try again later".
-Handler = Callable[[Job], Message | None]
-
-
-@dataclass(eq=False)  # one object per lane, hashed by its identity
-class Lane:
-    """One table of jobs (a LeasedJob model) and how its jobs are done and retried."""
-
-    name: str  # in the log: "mail", "event"
-    model: type[LeasedJob]
-    # Does a job: True when done, False when there was nothing to do (skipped); raising means
-    # "try again later".
-    perform: Callable[[Job], bool]
-    attempts: int
-    retry_delay: float  # before the second attempt; doubled after each failure
-    max_delay: float = math.inf
-    expected_failures: tuple[type[Exception], ...] = ()  # logged by their kind, without a trace
-    done_values: dict[str, Any] = field(default_factory=dict)  # what a finished job forgets
-    # Writes the lane's new jobs before the worker looks for due ones (a fan-out), at a time.
-    feed: Callable[[datetime], object] | None = None
-    log: logging.Logger = log
-
-    def delay(self, attempts: int) -> float:
-        return min(self.retry_delay * 2.0 ** (attempts - 1), self.max_delay)
 
 
 EXIT_WAIT_SECONDS = 10.0  # how long an exiting process waits for the job it is sending
@@ -328,25 +290,6 @@ class Outbox:
         if not kept:
             lane.log.warning("%s job %s outlived its lease: another worker has it", lane.name,
                              job_id)
-
-
-@writes
-def due_now(model: type[LeasedJob], *, failed: bool, where: Any = True) -> int:
-    """Make every pending job of `model` (that `where` selects) that waits for a later attempt
-    due now; with `failed`, also put failed ones back, with a fresh set of attempts. Jobs a
-    worker holds are left to it. How many jobs are due now."""
-    at = _system_clock()
-    waiting = changed(
-        update(model).where(where, model.status == LeasedJob.PENDING,
-                            model.claimed_by.is_(None), model.next_attempt_at > at)
-        .values(next_attempt_at=at).execution_options(synchronize_session=False))
-    revived = 0
-    if failed:
-        revived = changed(
-            update(model).where(where, model.status == LeasedJob.FAILED)
-            .values(status=LeasedJob.PENDING, attempts=0, next_attempt_at=at, finished_at=None)
-            .execution_options(synchronize_session=False))
-    return int(waiting) + int(revived)
 
 
 # Waking the worker after the answer -----------------------------------------------------------

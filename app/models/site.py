@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, String, true
+from sqlalchemy import JSON, Boolean, LargeBinary, String, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
@@ -30,3 +30,12 @@ class ClientSite(Model):
     # None: the default scopes (openid email profile).
     scopes: Mapped[list[str] | None] = mapped_column(JSON)
     first_party: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # Events to the site (app/domain/clients/webhooks.py): where its webhooks go, and its
+    # signing secret sealed under the service's key (the database alone never shows it); after
+    # a rotation the previous one, which signs too until `webhook_previous_until`.
+    webhook_url: Mapped[str | None] = mapped_column(String(2048))
+    webhook_secret_sealed: Mapped[bytes | None] = mapped_column(LargeBinary)
+    webhook_previous_sealed: Mapped[bytes | None] = mapped_column(LargeBinary)
+    webhook_previous_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # OpenID Connect Back-Channel Logout 1.0: where a logout token goes when a session ends.
+    backchannel_logout_uri: Mapped[str | None] = mapped_column(String(2048))

@@ -15,6 +15,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from app.db.transactions import writes
+from app.domain.clients.endpoints import check_endpoint
 from app.domain.clock import now
 from app.domain.errors import InvalidBody, InvalidRedirectUri, UnknownCallback
 from app.domain.tokens import tokens
@@ -39,6 +40,8 @@ class Site:
     auth_method: str = PUBLIC
     allowed_scopes: tuple[str, ...] = DEFAULT_SCOPES
     first_party: bool = True
+    webhook_url: str | None = None  # its signing secrets: app/domain/clients/webhooks.py
+    backchannel_logout_uri: str | None = None
 
     @property
     def client_id(self) -> str:
@@ -88,13 +91,15 @@ def _from_row(row: ClientSite) -> Site:
                 client_secret_hash=row.client_secret_hash,
                 auth_method=row.token_endpoint_auth_method,
                 allowed_scopes=_optional(row.scopes) or DEFAULT_SCOPES,
-                first_party=row.first_party)
+                first_party=row.first_party, webhook_url=row.webhook_url,
+                backchannel_logout_uri=row.backchannel_logout_uri)
 
 
 def _from_settings(name: str, entry: dict[str, Any]) -> Site:
     """An entry of SVC_CLIENT_SITES: `redirect_uris`, `origins`, and optionally
-    `post_logout_redirect_uris`, `scopes`, `first_party`, and for a confidential client
-    `client_secret_sha256` (hex) with `token_endpoint_auth_method`."""
+    `post_logout_redirect_uris`, `scopes`, `first_party`, `webhook_url` with `webhook_secret`,
+    `backchannel_logout_uri`, and for a confidential client `client_secret_sha256` (hex) with
+    `token_endpoint_auth_method`."""
     secret_hash = entry.get("client_secret_sha256")
     method = entry.get("token_endpoint_auth_method",
                        SECRET_METHODS[0] if secret_hash else PUBLIC)
@@ -103,7 +108,9 @@ def _from_settings(name: str, entry: dict[str, Any]) -> Site:
                 post_logout_uris=_optional(entry.get("post_logout_redirect_uris")),
                 client_secret_hash=secret_hash, auth_method=method,
                 allowed_scopes=_optional(entry.get("scopes")) or DEFAULT_SCOPES,
-                first_party=bool(entry.get("first_party", True)))
+                first_party=bool(entry.get("first_party", True)),
+                webhook_url=entry.get("webhook_url"),
+                backchannel_logout_uri=entry.get("backchannel_logout_uri"))
 
 
 def all_sites() -> dict[str, Site]:
@@ -183,6 +190,7 @@ class Registration:
     auth_method: str = PUBLIC
     scopes: list[str] | None = None
     first_party: bool = True
+    backchannel_logout_uri: str | None = None
 
 
 @dataclass(frozen=True)
@@ -224,7 +232,8 @@ def reserved_names() -> tuple[str, ...]:
     return current_app.config["JWT_AUDIENCE"], current_app.config["ADMIN_AUDIENCE"]
 
 
-def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = ()) -> None:
+def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = (),
+                   production: bool = False) -> None:
     """SVC_CLIENT_SITES, checked at start by the rules `sites add` follows: a mistyped entry
     (say `"first_party": "false"`, which would skip consent) stops the service, instead of
     registering something else than its operator meant. RuntimeError, naming the site."""
@@ -235,13 +244,13 @@ def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = ()) -> None
             if not isinstance(name, str):
                 raise ValueError("a site name is lower-case letters, digits and dashes")
             _check_name(name, reserved)
-            _check_entry(name, entry)
+            _check_entry(name, entry, production)
         except (InvalidBody, TypeError, ValueError) as error:
             detail = error.detail if isinstance(error, InvalidBody) else str(error)
             raise RuntimeError(f"SVC_CLIENT_SITES[{name!r}]: {detail}") from None
 
 
-def _check_entry(name: str, entry: Any) -> None:
+def _check_entry(name: str, entry: Any, production: bool = False) -> None:
     if not isinstance(entry, dict):
         raise TypeError("each site is an object")
     for key in ("redirect_uris", "origins", "post_logout_redirect_uris", "scopes"):
@@ -254,6 +263,7 @@ def _check_entry(name: str, entry: Any) -> None:
         _check_uri(origin, origin=True)
     if not isinstance(entry.get("first_party", True), bool):
         raise TypeError("first_party is true or false")
+    _check_event_endpoints(entry, production)
     secret_hash = entry.get("client_secret_sha256")
     if secret_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", str(secret_hash)):
         raise ValueError("client_secret_sha256 is 64 lower-case hex digits")
@@ -261,6 +271,25 @@ def _check_entry(name: str, entry: Any) -> None:
     if (site.auth_method != PUBLIC) != (secret_hash is not None):
         raise ValueError("a confidential client needs client_secret_sha256, a public one none")
     _check_client(Registration(auth_method=site.auth_method, scopes=entry.get("scopes")))
+
+
+WEBHOOK_SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{32,}={0,2}$")  # 24 bytes or more
+
+
+def _check_event_endpoints(entry: dict[str, Any], production: bool) -> None:
+    """An entry's `webhook_url` (with its `webhook_secret`, whsec_<base64>) and
+    `backchannel_logout_uri`, by the rule of app/domain/clients/endpoints.py."""
+    for key in ("webhook_url", "backchannel_logout_uri"):
+        if key in entry:
+            if not isinstance(entry[key], str):
+                raise TypeError(f"{key} is a URL")
+            # No look-up at start (the factory makes no network calls): at each delivery.
+            check_endpoint(entry[key], production=production, resolve=False)
+    secret = entry.get("webhook_secret")
+    if ("webhook_url" in entry) != (secret is not None):
+        raise ValueError("webhook_url and webhook_secret go together")
+    if secret is not None and not WEBHOOK_SECRET.match(str(secret)):
+        raise ValueError("webhook_secret is whsec_ and 24 or more random bytes in base64")
 
 
 @writes
@@ -287,6 +316,8 @@ def add_site(name: str, redirect_uris: list[str], origins: list[str],
     row.token_endpoint_auth_method = registration.auth_method
     row.scopes = registration.scopes
     row.first_party = registration.first_party
+    uri = registration.backchannel_logout_uri
+    row.backchannel_logout_uri = None if uri is None else check_endpoint(uri)
     secret = None
     if registration.auth_method == PUBLIC:
         row.client_secret_hash = None

@@ -20,7 +20,7 @@ from app.db.rows import changed
 from app.db.transactions import writes
 from app.domain.clock import system_clock
 from app.extensions import db
-from app.infra.outbox_worker import due_now
+from app.infra.lanes import due_now
 from app.models import MailJob
 
 log = logging.getLogger("svc_auth.mail")

@@ -36,9 +36,8 @@ def test_each_change_emits_its_event(app, client, user, login):
 
 
 def test_a_refused_change_emits_nothing(app, user):
-    with app.app_context():
-        with pytest.raises(InvalidBody):
-            actions.update(directory.require_user(user.id), CLI, plan="Not A Plan")
+    with app.app_context(), pytest.raises(InvalidBody):
+        actions.update(directory.require_user(user.id), CLI, plan="Not A Plan")
     assert [kind for kind, _ in _events(app, user.id)] == ["user.created"]
 
 

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 from standardwebhooks import Webhook
 
+from app.config import DEFAULTS
 from app.domain.clients import sites, webhooks
 from app.domain.clients.endpoints import UnsafeEndpoint, check_endpoint
 from app.extensions import db
@@ -136,3 +137,23 @@ def test_production_checks_again_at_delivery_time(app, dns, make_user, receiver)
     with app.app_context():
         assert db.session.scalars(select(Delivery.status).where(
             Delivery.site == "notes")).all() == ["failed"]
+
+
+def test_the_default_retries_span_three_days(app):
+    lane = app.extensions["svc-outbox"].lane("event")
+    defaults = {"WEBHOOK_ATTEMPTS": 25, "WEBHOOK_RETRY_DELAY": 5.0,
+                "WEBHOOK_RETRY_MAX_DELAY": 6 * 3600.0}
+    assert {name: DEFAULTS[name] for name in defaults} == defaults
+    lane.retry_delay, lane.max_delay = defaults["WEBHOOK_RETRY_DELAY"], 6 * 3600.0
+    waited = sum(lane.delay(attempt) for attempt in range(1, defaults["WEBHOOK_ATTEMPTS"]))
+    assert 3 * 24 * 3600 <= waited <= 4 * 24 * 3600
+
+
+def test_sites_add_registers_a_back_channel_logout_uri(app):
+    result = cli(app, "sites", "add", "notes", "--redirect-uri", "https://notes.example/cb",
+                 "--backchannel-logout-uri", "https://notes.example/logout")
+    assert result.exit_code == 0, result.output
+    assert "backchannel  https://notes.example/logout" in cli(app, "sites", "list").output
+    refused = cli(app, "sites", "add", "other", "--redirect-uri", "https://o.example/cb",
+                  "--backchannel-logout-uri", "http://o.example/logout")
+    assert refused.exit_code != 0 and "must be https" in refused.output

@@ -46,10 +46,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     login_manager.init_app(app)
     app.extensions[TOOLS_KEY] = DomainTools.from_config(app.config, app.instance_path)
     register_providers(app)
+    from app.domain import deliveries, events
     from app.domain.mail.outbox_ops import OutboxCollector
     from app.domain.mail_jobs import HANDLERS
 
-    app.extensions["svc-outbox"] = outbox = build_outbox(app, HANDLERS)
+    app.extensions["svc-outbox"] = outbox = build_outbox(app, HANDLERS, (deliveries.lane(app),))
+    events.on_commit(deliveries.wake)
     app.extensions[observability.SCRAPED].register(OutboxCollector())
     app.wsgi_app = MailAfterResponse(  # type: ignore[method-assign]  # as ProxyFix above
         app.wsgi_app, outbox)

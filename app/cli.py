@@ -1,4 +1,5 @@
-"""Operator commands: `flask --app wsgi users|keys|sessions|sites|outbox ...` and `purge`."""
+"""Operator commands: `flask --app wsgi users|keys|sessions|sites|outbox|events ...` and
+`purge`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from flask.cli import AppGroup, with_appcontext
 
 from app.cli_sites import sites_cli
 from app.cli_support import friendly_errors
-from app.domain import audit, retention
+from app.domain import audit, deliveries, retention
 from app.domain.accounts import accounts
 from app.domain.admin import actions, directory
 from app.domain.audit import ClientInfo
@@ -22,12 +23,14 @@ from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
 from app.domain.tools import tools
 from app.infra.keys import Keyring, SigningKey
+from app.models import Delivery
 
 users = AppGroup("users", help="Manage accounts.")
 keys = AppGroup("keys", help="Manage the access-token signing keys.")
 sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
 outbox_cli = AppGroup("outbox", help="See and manage the mail the service has promised.")
 clients_cli = AppGroup("clients", help="Manage the service clients of the admin API.")
+events_cli = AppGroup("events", help="See and retry the deliveries of events to client sites.")
 
 
 @users.command("create")
@@ -211,6 +214,30 @@ def outbox_purge(days: int | None, failed: bool) -> None:
     click.echo(f"Deleted {deleted} mail jobs finished over {kept} days ago.")
 
 
+@events_cli.command("list")
+@click.option("--site", default=None, help="Only this site's deliveries.")
+@click.option("--status", type=click.Choice(outbox_ops.STATUSES), default=None)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+def list_deliveries(site: str | None, status: str | None, limit: int) -> None:
+    """The latest deliveries of account events, newest first."""
+    for found in deliveries.recent(site, status, limit):
+        row = found.delivery
+        due = (f" next {row.next_attempt_at.isoformat()}" if row.status == Delivery.PENDING
+               else "")
+        error = f" ({row.last_error})" if row.last_error else ""
+        click.echo(f"{row.created_at.isoformat()} {row.event_id} {found.event_type or '-'} -> "
+                   f"{row.site} {row.kind}: {row.status} after {row.attempts} attempts"
+                   f"{error}{due}")
+
+
+@events_cli.command("retry")
+@click.option("--failed", is_flag=True, help="Also put back deliveries whose attempts ran out.")
+@click.option("--site", default=None, help="Only this site's deliveries.")
+def retry_deliveries(failed: bool, site: str | None) -> None:
+    """Deliveries waiting for a later attempt are due now; the running workers send them."""
+    click.echo(f"{deliveries.retry(failed=failed, site=site)} deliveries are due now.")
+
+
 @clients_cli.command("add")
 @click.argument("name")
 @click.option("--scope", "scopes", multiple=True, required=True,
@@ -253,5 +280,6 @@ def remove_client(name: str) -> None:
 
 
 def register(app: Flask) -> None:
-    for group in (users, keys, sessions_cli, sites_cli, outbox_cli, clients_cli, purge):
+    for group in (users, keys, sessions_cli, sites_cli, outbox_cli, clients_cli, events_cli,
+                  purge):
         app.cli.add_command(group)

@@ -10,11 +10,17 @@ import click
 from flask.cli import AppGroup
 
 from app.cli_support import friendly_errors
-from app.domain.clients import registration, sites
+from app.domain.clients import registration, sites, webhooks
 from app.domain.clients.registration import Changes, Looks, Registration
 from app.domain.clients.sites import Site
 
 sites_cli = AppGroup("sites", help="Manage the client sites people are sent back to.")
+
+
+BACKCHANNEL = click.option(
+    "--backchannel-logout-uri", default=None,
+    help="Where a logout token goes when a session of this client ends (OpenID Connect "
+         "Back-Channel Logout).")
 
 
 def _looks_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -51,16 +57,19 @@ def _looks(options: dict[str, Any]) -> Looks:
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(sites.SUPPORTED_SCOPES),
               help="A scope the client may ask for; repeat (default: openid email profile).")
 @click.option("--third-party", is_flag=True, help="Not one of the family's own sites.")
+@BACKCHANNEL
 @_looks_options
 @friendly_errors
 def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...],
              post_logout_uris: tuple[str, ...], confidential: str | None,
-             scopes: tuple[str, ...], third_party: bool, **looks: Any) -> None:
+             scopes: tuple[str, ...], third_party: bool, backchannel_logout_uri: str | None,
+             **looks: Any) -> None:
     """Register a new site (a name that exists is refused: see `sites update`)."""
     added = registration.add_site(name, list(redirect_uris), list(origins), Registration(
         post_logout_redirect_uris=list(post_logout_uris) or None,
         auth_method=confidential or sites.PUBLIC, scopes=list(scopes) or None,
-        first_party=not third_party, looks=_looks(looks)))
+        first_party=not third_party, looks=_looks(looks),
+        backchannel_logout_uri=backchannel_logout_uri))
     click.echo(f"Registered {added.site.name}: {', '.join(added.site.redirect_uris)}")
     _echo_secret(added.client_secret)
 
@@ -78,16 +87,19 @@ def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...]
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(sites.SUPPORTED_SCOPES),
               help="Replaces the scopes it may ask for.")
 @click.option("--third-party/--first-party", default=None, help="Change which it is.")
+@BACKCHANNEL
 @_looks_options
 @friendly_errors
 def update_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...],
                 post_logout_uris: tuple[str, ...], confidential: str | None, public: bool,
-                scopes: tuple[str, ...], third_party: bool | None, **looks: Any) -> None:
+                scopes: tuple[str, ...], third_party: bool | None,
+                backchannel_logout_uri: str | None, **looks: Any) -> None:
     """Change what is given; everything else stays as it is."""
     updated = registration.update_site(name, Changes(
         list(redirect_uris) or None, list(origins) or None, list(post_logout_uris) or None,
         sites.PUBLIC if public else confidential, list(scopes) or None,
-        None if third_party is None else not third_party, _looks(looks)))
+        None if third_party is None else not third_party, _looks(looks),
+        backchannel_logout_uri))
     click.echo(f"Updated {updated.site.name}.")
     _echo_secret(updated.client_secret)
 
@@ -105,6 +117,35 @@ def rotate_site_secret(name: str) -> None:
     """A new secret for a confidential client; the old one stops at once."""
     click.echo(f"client_secret {registration.rotate_secret(name)}\n"
                "The old secret no longer works; this one is shown this once.")
+
+
+@sites_cli.command("set-webhook")
+@click.argument("name")
+@click.argument("url")
+@friendly_errors
+def set_webhook(name: str, url: str) -> None:
+    """Send the site's events to URL, signed with a new secret (shown once)."""
+    click.echo(f"webhook_secret {webhooks.set_webhook(name, url)}\n"
+               "It is shown this once; `sites rotate-webhook-secret` makes a new one.")
+
+
+@sites_cli.command("rotate-webhook-secret")
+@click.argument("name")
+@friendly_errors
+def rotate_webhook_secret(name: str) -> None:
+    """A new webhook secret; deliveries are signed with the old one too for a day."""
+    click.echo(f"webhook_secret {webhooks.rotate_secret(name)}\n"
+               "Deliveries carry a signature by the old secret too for a day; this one is "
+               "shown this once.")
+
+
+@sites_cli.command("remove-webhook")
+@click.argument("name")
+@friendly_errors
+def remove_webhook(name: str) -> None:
+    """Stop sending the site's events."""
+    webhooks.remove_webhook(name)
+    click.echo(f"{name} gets no more webhooks.")
 
 
 @sites_cli.command("list")
@@ -135,6 +176,10 @@ def _show(site: Site, *, looks: bool = False) -> None:
         click.echo(f"  origin       {origin}")
     for uri in site.post_logout_uris or ():
         click.echo(f"  post_logout  {uri}")
+    if site.webhook_url:
+        click.echo(f"  webhook      {site.webhook_url}")
+    if site.backchannel_logout_uri:
+        click.echo(f"  backchannel  {site.backchannel_logout_uri}")
     if looks:
         for label, value in (("display name", site.branding.display_name),
                              ("accent color", site.branding.accent_color),

@@ -38,6 +38,13 @@ DEFAULTS: dict[str, Any] = {
     "MAIL_LEASE_SECONDS": 120,
     "MAIL_RETENTION_DAYS": 7,
     "MAIL_TIMEOUT": 10,
+    # Events to client sites (app/domain/deliveries.py), in the outbox's "event" lane: attempts
+    # per delivery, the first delay between two (doubled after each, up to the longest: 25
+    # attempts span about three days and five hours), and how long a site may take to answer.
+    "WEBHOOK_ATTEMPTS": 25,
+    "WEBHOOK_RETRY_DELAY": 5.0,
+    "WEBHOOK_RETRY_MAX_DELAY": 6 * 3600.0,
+    "WEBHOOK_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
     "REDIS_URL": None,
     # With Redis: how long an instance may answer "is this session live" from its own cache.
@@ -252,7 +259,8 @@ def _check(config: dict[str, Any]) -> None:
     _check_limits(config)
     check_captcha(config)
     check_client_sites(config["CLIENT_SITES"],
-                       reserved=(config["JWT_AUDIENCE"], config["ADMIN_AUDIENCE"]))
+                       reserved=(config["JWT_AUDIENCE"], config["ADMIN_AUDIENCE"]),
+                       production=config["ENV"] == "production")
     if config["ENV"] != "production":
         return
     if not str(config["PUBLIC_URL"]).startswith("https://"):

@@ -120,7 +120,8 @@ ROOMS: dict[str, tuple[str, ...]] = {
               "tokens"),
 }
 BASICS = ("audit", "clock", "errors", "events", "text", "addresses", "tools")
-TIES = ("sign_in", "mail_jobs", "retention", "health")  # top-level modules over the rooms
+# The top-level modules over the rooms.
+TIES = ("sign_in", "mail_jobs", "deliveries", "retention", "health")
 
 
 def _room(module: str) -> str | None:

@@ -57,6 +57,9 @@ def issuer_metadata() -> Response:
         "request_parameter_supported": False,
         "request_uri_parameter_supported": False,  # request objects by reference (RFC 9101)
         "require_pushed_authorization_requests": False,
+        # OpenID Connect Back-Channel Logout 1.0 (app/domain/oidc/backchannel.py)
+        "backchannel_logout_supported": True,
+        "backchannel_logout_session_supported": True,
     }), 3600)
 
 

@@ -39,8 +39,9 @@ def emit(kind: EventType, user_id: str, data: dict[str, Any] | None = None) -> s
 
 def on_commit(listener: Any) -> None:
     """`listener(event_ids)` runs after a transaction that emitted events commits (the delivery
-    worker's wake-up)."""
-    _listeners.append(listener)
+    worker's wake-up). Adding one already there changes nothing (each app adds it)."""
+    if listener not in _listeners:
+        _listeners.append(listener)
 
 
 def _committed(event_ids: list[str]) -> None:

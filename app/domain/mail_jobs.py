@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from app.domain.accounts import emails, recovery
 from app.domain.lifecycle import address_change, leaving
+from app.infra.lanes import Handler, Job
 from app.infra.mail import Message
-from app.infra.outbox_worker import Handler, Job
 from app.models import MailJob
 
 

@@ -1,6 +1,7 @@
-"""The outbox's worker: each process's thread that claims due mail jobs, sends them and records
-the outcome. A claim is a lease won by a conditional UPDATE: one worker sends a job, and a dead
-worker's job comes due again.
+"""The outbox's worker: each process's thread that claims due jobs, does them and records the
+outcome. A claim is a lease won by a conditional UPDATE: one worker does a job, and a dead
+worker's job comes due again. The jobs are in lanes, one table each with the lease columns
+(app/models/leased_job.py): mail, and the deliveries of account events to client sites.
 Why: docs/architecture/design-notes.md, "Mail outbox"."""
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.db.rows import changed
 from app.db.transactions import until_commit, writes
 from app.extensions import db
-from app.infra.mail import Message, Transport, sender_for, transport_for
+from app.infra.lanes import Handler, Job, Lane
+from app.infra.mail import Transport, sender_for, transport_for
 from app.models import MailJob
+from app.models.leased_job import LeasedJob
 
 log = logging.getLogger("svc_auth.mail")
 
@@ -37,29 +40,14 @@ def _system_clock() -> datetime:  # the outbox runs on the real clock, whatever 
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
-class Job:
-    """A job a worker has claimed: what its handler renders the message from."""
-
-    id: str
-    kind: str
-    payload: dict[str, Any]
-    attempts: int
-
-
-# What a job of each kind sends: the message rendered from its payload, or None when there is
-# nothing to send (no such account, already confirmed). Raising means "try again later".
-Handler = Callable[[Job], Message | None]
-
 EXIT_WAIT_SECONDS = 10.0  # how long an exiting process waits for the job it is sending
 ERROR_WAIT_MAX = 30.0  # the longest pause between looks while the database cannot be reached
-_EXPECTED_FAILURES = (OSError, smtplib.SMTPException, SQLAlchemyError)
 _WAKE_AFTER_COMMIT = "svc_outbox_wake"
 
 
 @dataclass(frozen=True)
 class _Outcome:
-    status: str  # MailJob.SENT, SKIPPED, FAILED, or PENDING (try again after `delay`)
+    status: str  # LeasedJob.SENT, SKIPPED, FAILED, or PENDING (try again after `delay`)
     error: str | None = None
     delay: float = 0.0
 
@@ -71,23 +59,39 @@ class _Worker:
     name: str
     thread: threading.Thread | None = None
     wake: threading.Event = field(default_factory=threading.Event)
-    unrecorded: dict[str, _Outcome] = field(default_factory=dict)
+    unrecorded: dict[tuple[Lane, str], _Outcome] = field(default_factory=dict)
 
 
 class Outbox:
-    """The mail jobs of one app: the worker thread of this process, and the work it does."""
+    """The jobs of one app, in lanes (mail first): the worker thread of this process, and the
+    work it does."""
 
     def __init__(self, app: Flask, transport: Transport, handlers: Mapping[str, Handler], *,
                  sender: str, attempts: int, retry_delay: float, poll_seconds: float,
-                 lease_seconds: float, clock: Callable[[], datetime] = _system_clock) -> None:
+                 lease_seconds: float, clock: Callable[[], datetime] = _system_clock,
+                 lanes: tuple[Lane, ...] = ()) -> None:
         self.app, self.transport, self.handlers, self.sender = app, transport, handlers, sender
-        self.attempts, self.retry_delay = max(1, attempts), retry_delay
+        self.mail = Lane("mail", MailJob, self._send_mail, max(1, attempts), retry_delay,
+                         expected_failures=(OSError, smtplib.SMTPException),
+                         done_values={"payload": {}, "token_sealed": None})
+        self.lanes = (self.mail, *lanes)
         self.poll_seconds, self.lease = poll_seconds, timedelta(seconds=lease_seconds)
         self.clock = clock
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._pid = -1
         self._worker = _Worker("")
+
+    @property
+    def retry_delay(self) -> float:
+        return self.mail.retry_delay
+
+    @retry_delay.setter
+    def retry_delay(self, seconds: float) -> None:
+        self.mail.retry_delay = seconds
+
+    def lane(self, name: str) -> Lane:
+        return next(lane for lane in self.lanes if lane.name == name)
 
     # The thread ----------------------------------------------------------------------------
 
@@ -124,8 +128,8 @@ class Outbox:
             worker.thread.join(timeout)
 
     def drain(self, timeout: float = 10.0) -> bool:
-        """Wake the worker and wait until no job is pending (tests; False if some still are).
-        A stopped outbox does not wait."""
+        """Wake the worker and wait until no job of any lane is pending (tests; False if some
+        still are). A stopped outbox does not wait."""
         if self._stopping.is_set():
             return not self.pending()
         self.wake()
@@ -137,8 +141,9 @@ class Outbox:
     def pending(self) -> int:
         with self.app.app_context():
             try:
-                return int(db.session.scalar(select(func.count()).select_from(MailJob)
-                                             .where(MailJob.status == MailJob.PENDING)) or 0)
+                return sum(int(db.session.scalar(
+                    select(func.count()).select_from(lane.model)
+                    .where(lane.model.status == LeasedJob.PENDING)) or 0) for lane in self.lanes)
             finally:
                 db.session.remove()
 
@@ -172,87 +177,119 @@ class Outbox:
     # The work ------------------------------------------------------------------------------
 
     def run_due(self, worker: _Worker) -> float | None:
-        """Send every job that is due, one at a time; the seconds until the next pending job is
-        due (None: nothing is pending). Database errors propagate: the jobs stay in the table."""
+        """Do every job that is due, one at a time, the first lane's first; the seconds until the
+        next pending job is due (None: nothing is pending). Database errors propagate: the jobs
+        stay in their tables."""
+        self._feed()
         while not self._stopping.is_set():
-            for job_id, outcome in list(worker.unrecorded.items()):
-                self._record(job_id, worker, outcome)
-                del worker.unrecorded[job_id]
-            head = db.session.execute(
-                select(MailJob.id, MailJob.next_attempt_at)
-                .where(MailJob.status == MailJob.PENDING)
-                .order_by(MailJob.next_attempt_at).limit(1)).first()
-            db.session.rollback()  # end the read (nothing written): a SQLite claim begins IMMEDIATE
-            if head is None:
-                return None
-            until_due: float = (head.next_attempt_at - self.clock()).total_seconds()
-            if until_due > 0:
-                return until_due
-            job = self._claim(head.id, worker)
-            if job is None:
-                continue  # another worker won it
-            outcome = self._attempt(job)
-            try:
-                self._record(job.id, worker, outcome)
-            except SQLAlchemyError:
-                worker.unrecorded[job.id] = outcome  # recorded when the database is back
-                raise
+            for (lane, job_id), outcome in list(worker.unrecorded.items()):
+                self._record(job_id, worker, outcome, lane)
+                del worker.unrecorded[lane, job_id]
+            until_next: float | None = None
+            for lane in self.lanes:
+                head = db.session.execute(
+                    select(lane.model.id, lane.model.next_attempt_at)
+                    .where(lane.model.status == LeasedJob.PENDING)
+                    .order_by(lane.model.next_attempt_at).limit(1)).first()
+                db.session.rollback()  # end the read: a SQLite claim begins IMMEDIATE
+                if head is None:
+                    continue
+                until_due: float = (head.next_attempt_at - self.clock()).total_seconds()
+                if until_due > 0:
+                    until_next = until_due if until_next is None else min(until_next, until_due)
+                    continue
+                self._work(head.id, worker, lane)
+                break  # look again from the first lane
+            else:
+                return until_next
         return None
 
+    def _feed(self) -> None:
+        for lane in self.lanes:
+            if lane.feed is None:
+                continue
+            try:
+                lane.feed(self.clock())
+            except SQLAlchemyError:
+                raise
+            except Exception:  # a bug: its trace, and the other lanes go on
+                db.session.rollback()
+                lane.log.exception("the %s lane's feed failed", lane.name)
+
+    def _work(self, job_id: str, worker: _Worker, lane: Lane) -> None:
+        job = self._claim(job_id, worker, lane)
+        if job is None:
+            return  # another worker won it
+        outcome = self._attempt(job, lane)
+        try:
+            self._record(job.id, worker, outcome, lane)
+        except SQLAlchemyError:
+            worker.unrecorded[lane, job.id] = outcome  # recorded when the database is back
+            raise
+
     @writes
-    def _claim(self, job_id: str, worker: _Worker) -> Job | None:
+    def _claim(self, job_id: str, worker: _Worker, lane: Lane | None = None) -> Job | None:
+        model = (lane or self.mail).model
         at = self.clock()
         until = at + self.lease
         won = changed(
-            update(MailJob)
-            .where(MailJob.id == job_id, MailJob.status == MailJob.PENDING,
-                   MailJob.next_attempt_at <= at)
+            update(model)
+            .where(model.id == job_id, model.status == LeasedJob.PENDING,
+                   model.next_attempt_at <= at)
             .values(claimed_by=worker.name, claimed_until=until, next_attempt_at=until,
-                    attempts=MailJob.attempts + 1)
+                    attempts=model.attempts + 1)
             .execution_options(synchronize_session=False))
-        row = db.session.execute(select(MailJob.kind, MailJob.payload, MailJob.attempts)
-                                 .where(MailJob.id == job_id)).first() if won else None
-        return None if row is None else Job(job_id, row.kind, row.payload, row.attempts)
+        row = db.session.get(model, job_id, populate_existing=True) if won else None
+        return None if row is None else Job(job_id, row.kind, dict(getattr(row, "payload", {})),
+                                            row.attempts)
 
-    def _attempt(self, job: Job) -> _Outcome:
+    def _send_mail(self, job: Job) -> bool:
+        message = self.handlers[job.kind](job)
+        if message is None:
+            return False
+        self.transport.send(message.as_email(self.sender, job.id))
+        return True
+
+    def _attempt(self, job: Job, lane: Lane | None = None) -> _Outcome:
+        lane = lane or self.mail
         try:
-            message = self.handlers[job.kind](job)
-            if message is None:
-                return _Outcome(MailJob.SKIPPED)
-            self.transport.send(message.as_email(self.sender, job.id))
-            return _Outcome(MailJob.SENT)
+            return _Outcome(LeasedJob.SENT if lane.perform(job) else LeasedJob.SKIPPED)
         except Exception as error:
             db.session.rollback()
             kind = type(error).__name__
-            if not isinstance(error, _EXPECTED_FAILURES):
-                log.exception("mail job %s (%s) failed", job.id, job.kind)  # a bug: its trace
-            log.warning("mail delivery attempt %d of %d failed: %s", job.attempts, self.attempts,
-                        kind)
-            if job.attempts >= self.attempts:
-                log.error("mail delivery failed after %d attempts; job %s is kept as failed",
-                          job.attempts, job.id)
-                return _Outcome(MailJob.FAILED, kind)
-            return _Outcome(MailJob.PENDING, kind, self.retry_delay * 2 ** (job.attempts - 1))
+            if not isinstance(error, (*lane.expected_failures, SQLAlchemyError)):
+                lane.log.exception("%s job %s (%s) failed", lane.name, job.id, job.kind)  # a bug
+            lane.log.warning("%s delivery attempt %d of %d failed: %s", lane.name, job.attempts,
+                             lane.attempts, kind)
+            if job.attempts >= lane.attempts:
+                lane.log.error("%s delivery failed after %d attempts; job %s is kept as failed",
+                               lane.name, job.attempts, job.id)
+                return _Outcome(LeasedJob.FAILED, kind)
+            return _Outcome(LeasedJob.PENDING, kind, lane.delay(job.attempts))
 
     @writes
-    def _record(self, job_id: str, worker: _Worker, outcome: _Outcome) -> None:
+    def _record(self, job_id: str, worker: _Worker, outcome: _Outcome,
+                lane: Lane | None = None) -> None:
+        lane = lane or self.mail
+        model = lane.model
         at = self.clock()
         values: dict[str, Any] = {"status": outcome.status, "claimed_by": None,
                                   "claimed_until": None}
-        if outcome.status == MailJob.PENDING:
+        if outcome.status == LeasedJob.PENDING:
             values.update(next_attempt_at=at + timedelta(seconds=outcome.delay),
                           last_error=outcome.error)
-        elif outcome.status == MailJob.FAILED:
+        elif outcome.status == LeasedJob.FAILED:
             values.update(finished_at=at, last_error=outcome.error)
-        else:  # done: what it was sent from is no longer needed
-            values.update(finished_at=at, payload={}, token_sealed=None)
+        else:  # done: what it was made from is no longer needed
+            values.update(finished_at=at, **lane.done_values)
         kept = changed(
-            update(MailJob)
-            .where(MailJob.id == job_id, MailJob.status == MailJob.PENDING,
-                   MailJob.claimed_by == worker.name)
+            update(model)
+            .where(model.id == job_id, model.status == LeasedJob.PENDING,
+                   model.claimed_by == worker.name)
             .values(**values).execution_options(synchronize_session=False))
         if not kept:
-            log.warning("mail job %s outlived its lease: another worker has it", job_id)
+            lane.log.warning("%s job %s outlived its lease: another worker has it", lane.name,
+                             job_id)
 
 
 # Waking the worker after the answer -----------------------------------------------------------
@@ -290,13 +327,14 @@ def holding() -> Iterator[HeldJobs]:
         _held.reset(token)
 
 
-def build_outbox(app: Flask, handlers: Mapping[str, Handler]) -> Outbox:
+def build_outbox(app: Flask, handlers: Mapping[str, Handler],
+                 lanes: tuple[Lane, ...] = ()) -> Outbox:
     config = app.config
     return Outbox(app, transport_for(config["MAIL_URL"], float(config["MAIL_TIMEOUT"])), handlers,
                   sender=sender_for(config), attempts=int(config["MAIL_ATTEMPTS"]),
                   retry_delay=float(config["MAIL_RETRY_DELAY"]),
                   poll_seconds=float(config["MAIL_POLL_SECONDS"]),
-                  lease_seconds=float(config["MAIL_LEASE_SECONDS"]))
+                  lease_seconds=float(config["MAIL_LEASE_SECONDS"]), lanes=lanes)
 
 
 def outbox() -> Outbox:
@@ -308,8 +346,21 @@ def wake_when_done() -> None:
     """Wake this process's worker once the open unit of work commits, or, inside `holding()`,
     once the request's answer has been sent."""
     box = outbox()
+    if _held.get() is not None:
+        _wake_after_answer(box)
+    else:
+        until_commit(_WAKE_AFTER_COMMIT, lambda: box, Outbox.wake)
+
+
+def wake_after_answer() -> None:
+    """Wake this process's worker now, or, inside `holding()`, once the request's answer has been
+    sent (a listener of commits that wrote jobs to feed)."""
+    _wake_after_answer(outbox())
+
+
+def _wake_after_answer(box: Outbox) -> None:
     held = _held.get()
     if held is not None:
         held.add(box.wake)
     else:
-        until_commit(_WAKE_AFTER_COMMIT, lambda: box, Outbox.wake)
+        box.wake()

@@ -3,6 +3,7 @@
 from app.models.account_event import AccountEvent
 from app.models.audit import AuditEvent
 from app.models.consent import ConsentGrant
+from app.models.delivery import Delivery
 from app.models.failure_counter import FailureCounter
 from app.models.handoff import HandoffCode
 from app.models.idempotent_answer import IdempotentAnswer
@@ -19,7 +20,7 @@ from app.models.site import ClientSite
 from app.models.user import User
 
 __all__ = ["AccountEvent", "AuditEvent", "AuthSession", "ClientSite", "ConsentGrant",
-           "FailureCounter", "HandoffCode", "IdempotentAnswer", "Identity", "MailJob",
+           "Delivery", "FailureCounter", "HandoffCode", "IdempotentAnswer", "Identity", "MailJob",
            "OneTimeToken", "Passkey", "PasskeyChallenge", "PendingSignIn", "PushedRequest",
            "RateLimitCounter", "RecoveryCode", "RefreshToken", "ServiceClient", "TotpFactor",
            "User"]

@@ -1,16 +1,15 @@
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Index, Integer, LargeBinary, String
+from sqlalchemy import JSON, Index, LargeBinary
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
-from app.models.types import UTCDateTime, new_id
+from app.models.leased_job import LeasedJob
 
 
-class MailJob(Model):
+class MailJob(LeasedJob, Model):
     """A mail the service has promised, written in the transaction of what it reports and worked
     off by the outbox. `payload` never holds a token: the job makes its own, sealed in
     `token_sealed`, so a retry mails the same link. A claim is a lease, until `claimed_until`.
@@ -31,23 +30,9 @@ class MailJob(Model):
     EMAIL_CHANGED = "email_changed"  # to the old address: a link that undoes it
     EMAIL_CHANGE_REFUSED = "email_change_refused"  # to a taken new address: nothing changes
     DELETION_SCHEDULED = "deletion_scheduled"  # a link that undoes it within the grace period
-    # Statuses
-    PENDING = "pending"  # waiting for its next attempt, or claimed by a worker
-    SENT = "sent"
-    SKIPPED = "skipped"  # nothing to send: no such account, or no longer needed
-    FAILED = "failed"  # every attempt failed: `outbox retry --failed` puts it back
+    # Statuses: LeasedJob's (pending, sent, skipped, failed)
 
     __table_args__ = (Index("ix_mail_jobs_status_next_attempt", "status", "next_attempt_at"),)
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    kind: Mapped[str] = mapped_column(String(32))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     token_sealed: Mapped[bytes | None] = mapped_column(LargeBinary)
-    status: Mapped[str] = mapped_column(String(16))
-    attempts: Mapped[int] = mapped_column(Integer)
-    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    claimed_by: Mapped[str | None] = mapped_column(String(64))
-    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    last_error: Mapped[str | None] = mapped_column(String(64))  # the kind of error, no message
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)

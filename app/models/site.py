@@ -38,3 +38,12 @@ class ClientSite(Model):
     home_url: Mapped[str | None] = mapped_column(String(2048))
     privacy_url: Mapped[str | None] = mapped_column(String(2048))
     terms_url: Mapped[str | None] = mapped_column(String(2048))
+    # Events to the site (app/domain/clients/webhooks.py): where its webhooks go, and its
+    # signing secret sealed under the service's key (the database alone never shows it); after
+    # a rotation the previous one, which signs too until `webhook_previous_until`.
+    webhook_url: Mapped[str | None] = mapped_column(String(2048))
+    webhook_secret_sealed: Mapped[bytes | None] = mapped_column(LargeBinary)
+    webhook_previous_sealed: Mapped[bytes | None] = mapped_column(LargeBinary)
+    webhook_previous_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # OpenID Connect Back-Channel Logout 1.0: where a logout token goes when a session ends.
+    backchannel_logout_uri: Mapped[str | None] = mapped_column(String(2048))

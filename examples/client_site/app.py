@@ -68,19 +68,32 @@ class Store:
         self.comments: dict[str, list[dict[str, Any]]] = {}  # item id -> comments
         self.ratings: dict[str, dict[str, int]] = {}  # item id -> user id -> stars
         self.submissions: list[dict[str, Any]] = []
+        self.profiles: dict[str, dict[str, Any]] = {}  # user id -> name and plan, from webhooks
         self.ids = itertools.count(1)
+
+    def forget(self, user_id: str) -> None:
+        """Everything of a deleted account (call with the lock held)."""
+        self.mine.pop(user_id, None)
+        self.profiles.pop(user_id, None)
+        for item_id, said in self.comments.items():
+            self.comments[item_id] = [c for c in said if c["by"] != user_id]
+        for stars in self.ratings.values():
+            stars.pop(user_id, None)
+        self.submissions = [s for s in self.submissions if s["by"] != user_id]
 
 
 def create_app(site: str | None = None, service_url: str | None = None,
                pricing_url: str | None = None, *, audience: str | None = None,
                brand: str | None = None, verifier: auth.TokenVerifier | None = None,
-               captcha_script: str | None = None) -> Flask:
+               captcha_script: str | None = None, webhook_secret: str | None = None) -> Flask:
     """The site. Arguments left out come from the environment: CLIENT_SITE (symbols or
     footprints), SERVICE_URL, PRICING_URL (default /pricing), SERVICE_AUDIENCE (default svc),
     BRAND (default svc). For the captcha the service asks for after failed sign-ins, the page's
     CSP lets in CAPTCHA_PROVIDER's origins (turnstile, hcaptcha or recaptcha), or the origin of
     CAPTCHA_SCRIPT_URL (the widget's script, when it is not the provider's); with neither, the
-    widget cannot load and the person signs in through the service's hosted login."""
+    widget cannot load and the person signs in through the service's hosted login. With
+    WEBHOOK_SECRET (the whsec_... `flask sites set-webhook` printed), the service's account
+    events arrive at /webhooks/svc-auth."""
     site = site or os.environ.get("CLIENT_SITE", "symbols")
     if site not in SITES:
         raise ValueError(f"site must be one of {sorted(SITES)}, not {site!r}")
@@ -104,6 +117,9 @@ def create_app(site: str | None = None, service_url: str | None = None,
     oidc_mode.register(app, service_url, os.environ.get("OIDC_CLIENT_ID", site),
                        os.environ.get("OIDC_CLIENT_SECRET"))
     _register_pages(app)
+    secret = webhook_secret or os.environ.get("WEBHOOK_SECRET")
+    if secret:
+        _register_webhooks(app, secret)
     _register_public_api(app)
     _register_member_api(app)
     app.register_error_handler(HTTPException, _http_error)
@@ -175,6 +191,22 @@ def _http_error(error: HTTPException) -> Response | HTTPException:
     code = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed",
             422: "invalid_body"}.get(status, "error")
     return auth.problem(status, code, error.description or "")
+
+
+# -- account events from the service (webhooks) ---------------------------------------------
+
+def _register_webhooks(app: Flask, secret: str) -> None:
+    @app.post("/webhooks/svc-auth")
+    def account_events() -> tuple[str, int]:
+        event = auth.verified_event(secret)  # 400 unless the service signed this body
+        data, store = event["data"], _store()
+        with store.lock:
+            if event["type"] == "user.deleted":
+                store.forget(data["user_id"])
+            elif event["type"] == "user.updated":  # a new name or plan: shown from now on
+                profile = store.profiles.setdefault(data["user_id"], {})
+                profile.update({k: data[k] for k in data["changed"] if k in data})
+        return "", 204  # any other type: nothing to do here; a retry is harmless
 
 
 # -- public operations -----------------------------------------------------------------------

@@ -15,6 +15,7 @@ from flask import current_app
 from app.db.transactions import writes
 from app.domain import text
 from app.domain.clients import branding
+from app.domain.clients.endpoints import check_endpoint
 from app.domain.clients.sites import (
     PUBLIC,
     SECRET_METHODS,
@@ -54,6 +55,7 @@ class Registration:
     scopes: list[str] | None = None
     first_party: bool = True
     looks: Looks | None = None
+    backchannel_logout_uri: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class Changes:
     scopes: list[str] | None = None
     first_party: bool | None = None
     looks: Looks | None = None
+    backchannel_logout_uri: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,8 @@ def reserved_names() -> tuple[str, ...]:
     return current_app.config["JWT_AUDIENCE"], current_app.config["ADMIN_AUDIENCE"]
 
 
-def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = ()) -> None:
+def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = (),
+                   production: bool = False) -> None:
     """SVC_CLIENT_SITES, checked at start by the rules `sites add` follows: a mistyped entry
     (say `"first_party": "false"`, which would skip consent) stops the service, instead of
     registering something else than its operator meant. RuntimeError, naming the site."""
@@ -131,15 +135,16 @@ def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = ()) -> None
             if not isinstance(name, str):
                 raise ValueError("a site name is lower-case letters, digits and dashes")
             _check_name(name, reserved)
-            _check_entry(name, entry)
+            _check_entry(name, entry, production)
         except (InvalidBody, TypeError, ValueError) as error:
             detail = error.detail if isinstance(error, InvalidBody) else str(error)
             raise RuntimeError(f"SVC_CLIENT_SITES[{name!r}]: {detail}") from None
 
 
-def _check_entry(name: str, entry: Any) -> None:
+def _check_entry(name: str, entry: Any, production: bool = False) -> None:
     if not isinstance(entry, dict):
         raise TypeError("each site is an object")
+    _check_event_endpoints(entry, production)
     for key in ("redirect_uris", "origins", "post_logout_redirect_uris", "scopes"):
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -164,6 +169,25 @@ def _check_entry(name: str, entry: Any) -> None:
     _check_client(Registration(auth_method=site.auth_method, scopes=entry.get("scopes")))
 
 
+WEBHOOK_SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{32,}={0,2}$")  # 24 bytes or more
+
+
+def _check_event_endpoints(entry: dict[str, Any], production: bool) -> None:
+    """An entry's `webhook_url` (with its `webhook_secret`, whsec_<base64>) and
+    `backchannel_logout_uri`, by the rule of app/domain/clients/endpoints.py."""
+    for key in ("webhook_url", "backchannel_logout_uri"):
+        if key in entry:
+            if not isinstance(entry[key], str):
+                raise TypeError(f"{key} is a URL")
+            # No look-up at start (the factory makes no network calls): at each delivery.
+            check_endpoint(entry[key], production=production, resolve=False)
+    secret = entry.get("webhook_secret")
+    if ("webhook_url" in entry) != (secret is not None):
+        raise ValueError("webhook_url and webhook_secret go together")
+    if secret is not None and not WEBHOOK_SECRET.match(str(secret)):
+        raise ValueError("webhook_secret is whsec_ and 24 or more random bytes in base64")
+
+
 @writes
 def add_site(name: str, redirect_uris: list[str], origins: list[str],
              registration: Registration | None = None) -> Registered:
@@ -181,7 +205,8 @@ def add_site(name: str, redirect_uris: list[str], origins: list[str],
                      first_party=True)
     return _apply(row, Changes(redirect_uris, origins, registration.post_logout_redirect_uris,
                                registration.auth_method, registration.scopes,
-                               registration.first_party, registration.looks),
+                               registration.first_party, registration.looks,
+                               registration.backchannel_logout_uri),
                   clear_unset_client=True)
 
 
@@ -213,6 +238,8 @@ def _apply(row: ClientSite, changes: Changes, *, clear_unset_client: bool = Fals
         row.first_party = changes.first_party
     if changes.auth_method is not None:
         row.token_endpoint_auth_method = changes.auth_method
+    if changes.backchannel_logout_uri is not None:
+        row.backchannel_logout_uri = check_endpoint(changes.backchannel_logout_uri)
     _check_client(Registration(auth_method=row.token_endpoint_auth_method, scopes=row.scopes))
     _apply_looks(row, changes.looks or Looks())
     secret = None

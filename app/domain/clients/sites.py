@@ -39,6 +39,8 @@ class Site:
     allowed_scopes: tuple[str, ...] = DEFAULT_SCOPES
     first_party: bool = True
     branding: Branding = Branding()
+    webhook_url: str | None = None  # its signing secrets: app/domain/clients/webhooks.py
+    backchannel_logout_uri: str | None = None
 
     @property
     def display_name(self) -> str:
@@ -105,13 +107,15 @@ def _from_row(row: ClientSite) -> Site:
                 allowed_scopes=_optional(row.scopes) or DEFAULT_SCOPES,
                 first_party=row.first_party,
                 branding=Branding(row.display_name, row.accent_color, row.logo_type,
-                                  row.home_url, row.privacy_url, row.terms_url))
+                                  row.home_url, row.privacy_url, row.terms_url),
+                webhook_url=row.webhook_url, backchannel_logout_uri=row.backchannel_logout_uri)
 
 
 def _from_settings(name: str, entry: dict[str, Any]) -> Site:
     """An entry of SVC_CLIENT_SITES: `redirect_uris`, `origins`, and optionally
-    `post_logout_redirect_uris`, `scopes`, `first_party`, and for a confidential client
-    `client_secret_sha256` (hex) with `token_endpoint_auth_method`."""
+    `post_logout_redirect_uris`, `scopes`, `first_party`, `webhook_url` with `webhook_secret`,
+    `backchannel_logout_uri`, and for a confidential client `client_secret_sha256` (hex) with
+    `token_endpoint_auth_method`."""
     secret_hash = entry.get("client_secret_sha256")
     method = entry.get("token_endpoint_auth_method",
                        SECRET_METHODS[0] if secret_hash else PUBLIC)
@@ -123,7 +127,9 @@ def _from_settings(name: str, entry: dict[str, Any]) -> Site:
                 first_party=bool(entry.get("first_party", True)),
                 branding=Branding(entry.get("display_name"), entry.get("accent_color"), None,
                                   entry.get("home_url"), entry.get("privacy_url"),
-                                  entry.get("terms_url")))
+                                  entry.get("terms_url")),
+                webhook_url=entry.get("webhook_url"),
+                backchannel_logout_uri=entry.get("backchannel_logout_uri"))
 
 
 def all_sites() -> dict[str, Site]:

@@ -26,7 +26,6 @@ from app.models import (
     AccountEvent,
     AuditEvent,
     AuthSession,
-    ConsentGrant,
     HandoffCode,
     Identity,
     MailJob,
@@ -114,16 +113,18 @@ def erase_due() -> int:
 @writes
 def erase(user_id: str) -> None:
     """Remove the person: address, names, password, providers, factors, passkeys, sessions,
-    consents, pending links and mail; the audit trail keeps its events without address or
-    device. The address is free for a new sign-up after this."""
+    pending links and mail; the audit trail keeps its events without address or device. The
+    address is free for a new sign-up after this."""
     user = db.session.get(User, user_id)
     if user is None:
         return
     email = user.email
     session_ids = select(AuthSession.id).where(AuthSession.user_id == user_id)
     db.session.execute(delete(RefreshToken).where(RefreshToken.session_id.in_(session_ids)))
+    # Consents stay (a client id and a scope): they say which third-party clients are told of
+    # the deletion, whose event goes out after this commits.
     for model in (AuthSession, Identity, TotpFactor, RecoveryCode, Passkey, PendingSignIn,
-                  OneTimeToken, ConsentGrant, HandoffCode):
+                  OneTimeToken, HandoffCode):
         db.session.execute(delete(model).where(model.user_id == user_id))
     db.session.execute(delete(MailJob).where(or_(
         cast(MailJob.payload, String).contains(email),

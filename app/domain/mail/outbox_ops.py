@@ -13,13 +13,14 @@ from datetime import datetime, timedelta
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.db.rows import changed
 from app.db.transactions import writes
 from app.domain.clock import system_clock
 from app.extensions import db
+from app.infra.lanes import due_now
 from app.models import MailJob
 
 log = logging.getLogger("svc_auth.mail")
@@ -45,23 +46,11 @@ def summary(failed_shown: int = 20) -> Summary:
     return Summary(counts, oldest, failed)
 
 
-@writes
 def retry(*, failed: bool) -> int:
     """Make every pending job that waits for a later attempt due now (after fixing the mail
     server, say); with `failed`, also put failed jobs back, with a fresh set of attempts.
     Jobs a worker holds are left to it. How many jobs are due now."""
-    at = system_clock()
-    waiting = changed(
-        update(MailJob).where(MailJob.status == MailJob.PENDING, MailJob.claimed_by.is_(None),
-                              MailJob.next_attempt_at > at)
-        .values(next_attempt_at=at).execution_options(synchronize_session=False))
-    revived = 0
-    if failed:
-        revived = changed(
-            update(MailJob).where(MailJob.status == MailJob.FAILED)
-            .values(status=MailJob.PENDING, attempts=0, next_attempt_at=at, finished_at=None)
-            .execution_options(synchronize_session=False))
-    return int(waiting) + int(revived)
+    return due_now(MailJob, failed=failed)
 
 
 @writes

@@ -31,6 +31,7 @@ __all__ = [
     "problem",
     "require_plan",
     "require_token",
+    "verified_event",
 ]
 
 try:  # the Flask guards, when Flask is installed
@@ -43,4 +44,10 @@ try:  # the Flask guards, when Flask is installed
     )
 except ModuleNotFoundError as missing:  # pragma: no cover
     if missing.name != "flask":
+        raise
+
+try:  # the webhook verifier, when standardwebhooks (and Flask) are installed
+    from svc_auth_client.webhooks import verified_event
+except ModuleNotFoundError as missing:  # pragma: no cover
+    if missing.name not in ("flask", "standardwebhooks"):
         raise

@@ -1,0 +1,46 @@
+"""OpenID Connect Back-Channel Logout 1.0: when a session a client holds ends, the client is told
+at its `backchannel_logout_uri` with a logout token, signed like the ID tokens, naming the
+session by the `sid` its ID tokens carried (the browser session it was opened through, or
+itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import select
+
+from app.domain.clock import system_clock
+from app.domain.tools import tools
+from app.extensions import db
+from app.models import AuthSession
+
+LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-logout"
+TOKEN_TYPE = "logout+jwt"  # noqa: S105 (a media type)
+TOKEN_TTL = 120  # seconds: the token is sent at once, and again only by a retry, freshly signed
+
+
+def ended_client_sessions(session_ids: list[str]) -> Iterator[tuple[str, str]]:
+    """(client_id, sid) of each client session among `session_ids`, once each."""
+    rows = db.session.execute(
+        select(AuthSession.client_id, AuthSession.browser_session_id, AuthSession.id)
+        .where(AuthSession.id.in_(session_ids), AuthSession.client_id.is_not(None)))
+    seen: set[tuple[str, str]] = set()
+    for client_id, browser_session_id, session_id in rows:
+        found = (str(client_id), browser_session_id or session_id)
+        if found not in seen:
+            seen.add(found)
+            yield found
+
+
+def logout_token(client_id: str, user_id: str, sid: str, jti: str) -> str:
+    """The logout token: iss, aud, iat, exp, jti, events, sub and sid; never a nonce. Issued on
+    the real clock, at the moment it is sent."""
+    iat = int(system_clock().timestamp())
+    claims: dict[str, Any] = {
+        "iss": current_app.config["PUBLIC_URL"], "aud": client_id, "iat": iat,
+        "exp": iat + TOKEN_TTL, "jti": jti, "sub": user_id, "sid": sid,
+        "events": {LOGOUT_EVENT: {}},
+    }
+    return tools().access_tokens.sign(claims, TOKEN_TYPE)

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from sqlalchemy import Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import Model
+from app.models.leased_job import LeasedJob
+
+
+class Delivery(LeasedJob, Model):
+    """An account event to tell one client site (app/domain/deliveries.py): a webhook, or an
+    OpenID Connect back-channel logout for one of the site's sessions (`sid`). Written by the
+    fan-out of the event, once (the unique key), and worked off by the outbox's worker like a
+    mail job; what it sends is built from the event when it runs."""
+
+    __tablename__ = "event_deliveries"
+
+    # Kinds
+    WEBHOOK = "webhook"
+    BACKCHANNEL_LOGOUT = "backchannel_logout"
+
+    __table_args__ = (
+        UniqueConstraint("event_id", "site", "kind", "sid"),
+        Index("ix_event_deliveries_status_next_attempt", "status", "next_attempt_at"),
+    )
+
+    event_id: Mapped[str] = mapped_column(String(40), index=True)
+    site: Mapped[str] = mapped_column(String(64), index=True)
+    # A back-channel logout's session: the `sid` its ID tokens carried; "" for a webhook.
+    sid: Mapped[str] = mapped_column(String(36))

@@ -342,7 +342,9 @@ AUTOCOMPLETE = {  # signed in: /login shows its form with prompt=login
     "/signup": {"full_name": "name", "email": "email", "password": "new-password"},
     "/forgot-password": {"email": "email"},
     "/account": {"username": "username", "current_password": "current-password",
-                 "new_password": "new-password"},
+                 "new_password": "new-password",
+                 # issue 24's sections; a recent sign-in: they ask for no password
+                 "new_email": "email", "confirm_word": "off"},
 }
 
 

@@ -37,7 +37,7 @@ def _signed_in_account(page: Page, site: Site, email: str, password: str = PASSW
     page.goto(site.url("/login"))
     sign_in_with_form(page, email, password)
     expect(page).to_have_url(site.url("/account"))
-    expect(page.get_by_role("heading", name="Your account")).to_be_visible()
+    expect(page.get_by_role("heading", name="Your account", exact=True)).to_be_visible()
 
 
 # -- sign-up and sign-in --------------------------------------------------------------------------
@@ -429,7 +429,7 @@ def test_back_after_sign_out_does_not_show_the_account(page: Page, site: Site):
     expect(page).to_have_url(site.url("/login"))
     page.go_back()  # to /account: not from a cache (no-store), so the server sends it to /login
     expect(page).to_have_url(site.url("/login"))
-    expect(page.get_by_role("heading", name="Your account")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Your account", exact=True)).to_have_count(0)
     expect(page.get_by_text(email)).to_have_count(0)
 
 

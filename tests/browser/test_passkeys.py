@@ -313,7 +313,7 @@ def test_sign_in_with_the_passkey_alone(new_context: ContextFactory, passkey_sit
     other.goto(site.url("/login"))
     other.get_by_role("button", name="Sign in with a passkey").click()
     expect(other).to_have_url(site.url("/account"))
-    expect(other.get_by_role("heading", name="Your account")).to_be_visible()
+    expect(other.get_by_role("heading", name="Your account", exact=True)).to_be_visible()
     expect(other.locator(".address").first).to_have_text(email)
     row = _passkeys_section(other).locator("ul.rows li")
     expect(row).to_have_count(1)
@@ -394,7 +394,7 @@ def test_a_passkey_as_the_second_step_after_the_password(new_context: ContextFac
     other.get_by_role("button", name="Use a passkey").click()
 
     expect(other).to_have_url(site.url("/account"))
-    expect(other.get_by_role("heading", name="Your account")).to_be_visible()
+    expect(other.get_by_role("heading", name="Your account", exact=True)).to_be_visible()
     assert _newest_session(site, email) == ("password", "passkey")
     expect(_passkeys_section(other).locator("ul.rows li")).to_contain_text("last used")
 

@@ -9,6 +9,7 @@ spread them.
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 import uuid
@@ -18,10 +19,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
 
+from tests.support.accounts import PASSWORD
 from tests.support.admin import printed_credentials
 from tests.support.api import (
     all_at_once,
@@ -346,3 +349,93 @@ def test_a_plan_set_on_a_is_verified_at_once_on_b_with_a_warm_cache(
     assert deployment.query("SELECT count(*) FROM audit_events WHERE user_id = %s AND event"
                             " = 'plan_changed' AND actor = %s", user_id,
                             f"client:{credentials[0]}") == [(1,)]
+
+
+# (g) An account's life (issue 24) through A is seen at once by every worker of B -------------
+
+def _warm(instance: Instance, access: str) -> list[requests.Response]:
+    """Every worker of `instance` verifies the token, so each holds the session in its cache."""
+    warmed = on_every_worker(instance, lambda trace: verify(instance, access, trace))
+    assert [r.status_code for r in warmed] == [200] * len(warmed), [r.text for r in warmed]
+    return warmed
+
+
+def test_leaving_through_a_is_refused_at_once_on_every_worker_of_b(
+        deployment: Deployment) -> None:
+    """The owner deletes the account through A (DELETE /api/v2/auth/account with the
+    password); every worker of B, which had the session cached, refuses the token at once."""
+    a, b = deployment.a, deployment.b
+    email = new_email("leave")
+    person = signup(a, email)
+    user_id, access = person["user"]["id"], person["access_token"]
+
+    warm_at = time.monotonic()  # a worker caches its answer when it first verifies
+    session_id = _warm(b, access)[0].json()["session_id"]
+
+    left = requests.delete(a.url("/api/v2/auth/account"), json={"password": PASSWORD},
+                           headers=bearer(access), timeout=10)
+    assert left.status_code == 202, left.text
+    assert left.json()["erase_after"], left.text
+
+    refused = on_every_worker(b, lambda trace: verify(b, access, trace))
+    checked_within = time.monotonic() - warm_at
+    for response in refused:
+        assert_problem(response, 401, "session_revoked")
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    # Only meaningful while the cached answers were still fresh.
+    assert checked_within < CACHE_SECONDS, f"took {checked_within:.1f} s: cannot tell"
+    assert_problem(refresh(b, person["refresh_token"]), 401, "invalid_token")
+    assert login(b, email).status_code == 401  # signs in no more, on any instance
+    assert deployment.query("SELECT revoke_reason FROM sessions WHERE id = %s",
+                            session_id) == [("account_deleted",)]
+    assert deployment.query("SELECT deletion_scheduled_at IS NOT NULL FROM users WHERE id = %s",
+                            user_id) == [(True,)]
+
+
+def _use_mailed_link(instance: Instance, link: str) -> requests.Response:
+    """Open a mailed link's page on `instance` as a browser does, and press its button (the
+    form posts its CSRF token and the link's token back)."""
+    parts = urlsplit(link)  # the deployment's public address: the same path on `instance`
+    path = f"{parts.path}?{parts.query}"
+    with requests.Session() as browser:
+        page = browser.get(instance.url(path), timeout=10)
+        assert page.status_code == 200 and "<button" in page.text, page.text
+        csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page.text)
+        token = re.search(r'name="token"[^>]*value="([^"]+)"', page.text)
+        assert csrf and token, page.text
+        return browser.post(instance.url(path), timeout=10,
+                            data={"csrf_token": csrf.group(1), "token": token.group(1)})
+
+
+def test_an_address_change_confirmed_through_a_is_verified_at_once_on_b(
+        deployment: Deployment) -> None:
+    """A new address asked for and confirmed through A (the mailed link's page and button);
+    every worker of B, which had the session cached with the old address, answers verify with
+    the new one at once."""
+    a, b = deployment.a, deployment.b
+    old, new = new_email("moving"), new_email("moved")
+    person = signup(a, old)
+    access = person["access_token"]
+
+    warm_at = time.monotonic()  # a worker caches its answer when it first verifies
+    warmed = _warm(b, access)
+    assert {r.json()["user"]["email"] for r in warmed} == {old}
+
+    asked = post(a, "/api/v2/auth/email", {"new_email": new, "password": PASSWORD},
+                 headers=bearer(access))
+    assert asked.status_code == 202, asked.text
+    link = wait_until(lambda: mailed_links(deployment.mail, new, "/email-change"), 10,
+                      "the link to the new address in the mail folder")[-1]
+    done = _use_mailed_link(a, link)
+    assert done.status_code == 200, done.text
+    assert f"Your account&#39;s address is now {new}." in done.text, done.text
+
+    seen = on_every_worker(b, lambda trace: verify(b, access, trace))
+    checked_within = time.monotonic() - warm_at
+    assert [r.status_code for r in seen] == [200] * len(seen), [r.text for r in seen]
+    assert {(r.json()["user"]["email"], r.json()["user"]["email_verified"])
+            for r in seen} == {(new, True)}
+    # Only meaningful while the cached answers were still fresh.
+    assert checked_within < CACHE_SECONDS, f"took {checked_within:.1f} s: cannot tell"
+    assert login(b, new).status_code == 200
+    assert login(b, old).status_code == 401

@@ -10,20 +10,23 @@ from flask import Response, g, request
 
 from app.api.admin_schemas import (
     CreateUserBody,
+    DeliveriesQuery,
     EventsQuery,
+    RetryDeliveriesBody,
     UpdateUserBody,
     UsersQuery,
     parse_query,
 )
 from app.api.admin_shaping import (
     admin_user_json,
+    deliveries_json,
     events_page_json,
     profile_json,
     users_page_json,
 )
 from app.api.schemas import parse_body
 from app.api.shaping import no_store
-from app.domain import audit
+from app.domain import audit, deliveries
 from app.domain.admin import actions, activity, directory, idempotency
 from app.domain.admin.idempotency import Answer
 from app.domain.audit import ClientInfo
@@ -162,6 +165,24 @@ def send_password_reset(user_id: str) -> Response:
 def _reset(user_id: str, by: ClientInfo) -> dict[str, str]:
     actions.send_password_reset(directory.require_user(user_id), by)
     return {"detail": "A password-reset link is on its way to the account's address."}
+
+
+@bp.get("/deliveries")
+@ratelimits.admin
+def list_deliveries() -> Response:
+    _caller(AdminScope.AUDIT_READ)
+    query = parse_query(DeliveriesQuery)
+    return no_store(deliveries_json(deliveries.recent(query.site, query.status,
+                                                      query.limit or 50)))
+
+
+@bp.post("/deliveries/retry")
+@ratelimits.admin
+def retry_deliveries() -> Response:
+    by = _caller(AdminScope.USERS_WRITE)
+    body = parse_body(RetryDeliveriesBody)
+    return _once(by, lambda: Answer(200, {"due": deliveries.retry(failed=body.failed,
+                                                                  site=body.site)}))
 
 
 @bp.get("/users/<user_id>/events")

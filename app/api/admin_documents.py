@@ -66,3 +66,24 @@ class AdminEventsPage(Document):
 
 class SessionsEnded(Document):
     sessions_ended: int
+
+
+class AdminDelivery(Document):
+    id: str
+    event_id: str = Field(description="The webhook-id of every attempt.")
+    event_type: str | None
+    site: str
+    kind: Literal["webhook", "backchannel_logout"]
+    status: Literal["pending", "sent", "skipped", "failed"]
+    attempts: int
+    next_attempt_at: str | None = Field(description="When pending.")
+    last_error: str | None
+    created_at: str
+
+
+class AdminDeliveries(Document):
+    deliveries: list[AdminDelivery] = Field(description="Newest first.")
+
+
+class DeliveriesDue(Document):
+    due: int

@@ -40,8 +40,8 @@ def _op(method: str, path: str, operation_id: str, summary: str, scope: AdminSco
         responses: dict[int, Any], **more: Any) -> Operation:
     if "{user_id}" in path:
         responses = {404: out.Problem, **responses}
-    if method == "post":  # a malformed Idempotency-Key
-        responses = {400: out.Problem, **responses}
+    if method == "post":  # a malformed Idempotency-Key; one used for another request or busy
+        responses = {400: out.Problem, 409: out.Problem, 422: out.Problem, **responses}
     return Operation(method, PREFIX + path, operation_id, summary, TAG, responses,
                      admin_scope=scope, **more)
 
@@ -92,6 +92,16 @@ OPERATIONS = (
     _op("post", "/users/{user_id}/password-reset", "adminSendPasswordReset",
         "Mail the account a password-reset link", AdminScope.USERS_WRITE, {202: out.Detail},
         params=(USER_ID,), description=IDEMPOTENT),
+    _op("get", "/deliveries", "adminListDeliveries",
+        "The latest deliveries of events to client sites", AdminScope.AUDIT_READ,
+        {200: doc.AdminDeliveries, 422: out.Problem},
+        params=(Param("site"), Param("status", schema={"type": "string", "enum": [
+            "pending", "sent", "skipped", "failed"]}), PAGING[0]),
+        description="Webhooks and back-channel logout tokens, newest first."),
+    _op("post", "/deliveries/retry", "adminRetryDeliveries",
+        "Make the waiting deliveries due now", AdminScope.USERS_WRITE,
+        {200: doc.DeliveriesDue, 422: out.Problem}, body=body.RetryDeliveriesBody,
+        description="With `failed`, the deliveries whose attempts ran out get a fresh set."),
     _op("get", "/users/{user_id}/events", "adminUserEvents", "An account's audit events",
         AdminScope.AUDIT_READ, {200: doc.AdminEventsPage, 422: out.Problem},
         params=(USER_ID, Param("kind", description="Event kinds, comma-separated."),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from flask import request
 from pydantic import (
@@ -88,6 +88,19 @@ class EventsQuery(Query):
     cursor: Cursor | None = None
 
 
+class DeliveriesQuery(Query):
+    site: Annotated[Text, Field(max_length=64)] | None = None
+    status: Literal["pending", "sent", "skipped", "failed"] | None = None
+    limit: Limit | None = None
+
+
+class RetryDeliveriesBody(Body):
+    """Deliveries waiting for a retry are due now; with `failed`, the failed ones too."""
+
+    failed: bool = False
+    site: Annotated[Text, Field(max_length=64)] | None = None
+
+
 Q = TypeVar("Q", bound=Query)
 
 
@@ -105,5 +118,5 @@ def parse_query(model: type[Q]) -> Q:
         raise InvalidBody(errors=error_pointers(error)) from None
 
 
-__all__ = ["Body", "CreateUserBody", "EventsQuery", "UpdateUserBody", "UsersQuery",
-           "parse_query"]
+__all__ = ["Body", "CreateUserBody", "DeliveriesQuery", "EventsQuery", "RetryDeliveriesBody",
+           "UpdateUserBody", "UsersQuery", "parse_query"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from app.domain import deliveries
 from app.domain.admin.directory import Profile, status_of
 from app.domain.admin.pages import Page
 from app.models import AuditEvent, User
@@ -43,3 +44,13 @@ def event_json(event: AuditEvent) -> dict[str, Any]:
 def events_page_json(page: Page[AuditEvent]) -> dict[str, Any]:
     return {"events": [event_json(event) for event in page.items],
             "next_cursor": page.next_cursor}
+
+
+def deliveries_json(found: list[deliveries.Listed]) -> dict[str, Any]:
+    return {"deliveries": [
+        {"id": d.delivery.id, "event_id": d.delivery.event_id, "event_type": d.event_type,
+         "site": d.delivery.site, "kind": d.delivery.kind, "status": d.delivery.status,
+         "attempts": d.delivery.attempts, "last_error": d.delivery.last_error,
+         "next_attempt_at": _time(d.delivery.next_attempt_at)
+         if d.delivery.status == "pending" else None,
+         "created_at": _time(d.delivery.created_at)} for d in found]}

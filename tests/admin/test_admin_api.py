@@ -262,3 +262,27 @@ def test_support_closes_an_account_as_its_owner_would(app, client, user, login, 
     assert mailbox.last_link(user.email, "/account/restore")
     enable = client.post(f"{ADMIN}/users/{user.id}/enable", **bearer(support))
     assert enable.status_code == 409 and enable.get_json()["code"] == "deletion_scheduled"
+
+
+def test_the_delivery_log_lists_and_retries_through_the_admin_api(app, client, support,
+                                                                 billing):
+    from datetime import timedelta
+
+    from app.domain.clock import now
+    from app.models import Delivery
+    with app.app_context():
+        later = now() + timedelta(hours=1)
+        db.session.add(Delivery(event_id="evt_x", site="ledger", sid="", kind="webhook",
+                                status="failed", attempts=25, next_attempt_at=later,
+                                last_error="ConnectError", created_at=now()))
+        db.session.commit()
+    listed = client.get(f"{ADMIN}/deliveries", query_string={"status": "failed"},
+                        **bearer(support)).get_json()["deliveries"]
+    assert [(d["event_id"], d["status"], d["attempts"]) for d in listed] == [
+        ("evt_x", "failed", 25)]
+    assert client.get(f"{ADMIN}/deliveries", **bearer(billing)).status_code == 403
+    assert client.get(f"{ADMIN}/deliveries", query_string={"status": "lost"},
+                      **bearer(support)).status_code == 422
+    retried = client.post(f"{ADMIN}/deliveries/retry", json={"failed": True, "site": "ledger"},
+                          **bearer(support))
+    assert retried.get_json() == {"due": 1}

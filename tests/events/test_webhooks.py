@@ -177,3 +177,23 @@ def _statuses(app):
             return db.session.scalars(select(Delivery.status)).all()
         finally:
             db.session.remove()
+
+
+def test_leaving_and_erasure_reach_the_site_without_personal_data(app, client, clock,
+                                                                  make_user, login, receiver):
+    from app.domain import retention
+    person = make_user("leaving.person@example.com", full_name="Ottilie Leaving")
+    tokens = login(person)
+    client.delete("/api/v2/auth/account", json={"password": person.password},
+                  headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    receiver.wait_for(lambda r: "user.deletion_scheduled" in types_for(r, person.id))
+    clock.advance(timedelta(days=app.config["ACCOUNT_DELETION_GRACE_DAYS"] + 1).total_seconds())
+    with app.app_context():
+        for step in retention.STEPS:
+            step.run()
+    found = receiver.wait_for(lambda r: "user.deleted" in types_for(r, person.id))
+    kinds = types_for(found, person.id)
+    assert kinds.index("user.deletion_scheduled") < kinds.index("user.deleted")
+    deleted = next(e for e in verified(found) if e["type"] == "user.deleted")
+    assert deleted["data"] == {"user_id": person.id}
+    assert "Ottilie" not in json.dumps(deleted) and "leaving.person" not in json.dumps(deleted)

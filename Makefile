@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 HOST   ?= 127.0.0.1
 PORT   ?= 5000
 
-.PHONY: install run migrate test lint bench clean
+.PHONY: install run migrate test lint bench translations clean
 
 install: $(STAMP)
 
@@ -41,6 +41,16 @@ bench: install
 	scripts/install-bench-tools
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/enumeration.py
+
+# Extract every message (babel.cfg), bring each language's catalogue up to date, compile the .mo
+# files the service reads. Adding a language: README, "Languages".
+TRANSLATIONS := app/translations
+translations: install
+	$(BIN)/pybabel extract -F babel.cfg --no-location --sort-output -k N_ -k _l \
+		-o $(TRANSLATIONS)/messages.pot .
+	$(BIN)/pybabel update -i $(TRANSLATIONS)/messages.pot -d $(TRANSLATIONS) --no-fuzzy-matching \
+		--ignore-obsolete --no-wrap
+	$(BIN)/pybabel compile -d $(TRANSLATIONS) --statistics
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -14,8 +14,9 @@ from app import config, observability
 from app.db import transactions
 from app.domain.accounts.providers import register_providers
 from app.domain.tools import TOOLS_KEY, DomainTools
-from app.extensions import csrf, db, limiter, login_manager, migrate
+from app.extensions import babel, csrf, db, limiter, login_manager, migrate
 from app.infra.outbox_worker import build_outbox
+from app.web import locale
 from app.web.after_response import MailAfterResponse
 from app.web.cookie_session import CookieSessionInterface
 from app.web.headers import add_security_headers
@@ -44,6 +45,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     limiter.init_app(app)
     csrf.init_app(app)
     login_manager.init_app(app)
+    babel.init_app(app, default_locale=locale.DEFAULT, locale_selector=locale.select)
+    app.jinja_env.policies["ext.i18n.trimmed"] = True  # as babel.cfg extracts them
+    app.context_processor(locale.template_context)
     app.extensions[TOOLS_KEY] = DomainTools.from_config(app.config, app.instance_path)
     register_providers(app)
     from app.domain import deliveries, events

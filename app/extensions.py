@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flask import current_app
+from flask_babel import Babel
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
@@ -54,3 +55,5 @@ def _limits_off_for_this_app() -> bool:
     return not current_app.config.get("RATELIMIT_ENABLED", True)
 login_manager = LoginManager()
 csrf = CSRFProtect()
+# The pages' and the mails' languages (app/web/locale.py); catalogues in app/translations/.
+babel = Babel()

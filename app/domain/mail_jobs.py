@@ -24,7 +24,7 @@ def _provider_unlinked(job: Job) -> Message:
 
 def _second_factor(added: bool) -> Handler:
     return lambda job: emails.second_factor_changed(job.payload["to"], job.payload["factor"],
-                                                    added=added)
+                                                    added=added, name=job.payload.get("name"))
 
 
 HANDLERS: dict[str, Handler] = {

@@ -39,6 +39,9 @@ class User(Model):
     # SVC_ACCOUNT_DELETION_GRACE_DAYS have passed, unless the mailed link undoes it before.
     deletion_scheduled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # May use the support console (/admin): granted only from the CLI.
+    # The language the account chose on a page (app/web/locale.py): its pages' and its mails'.
+    # None: its browser's.
+    language: Mapped[str | None] = mapped_column(String(16))
     operator: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     @property

@@ -5,6 +5,7 @@ from app.pages import (  # noqa: F401  (their routes register on bp)
     account_life,
     auth,
     branding,
+    language,
     link,
     passkeys,
     second_factor,

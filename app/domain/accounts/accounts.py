@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import TypeVar
 
 from flask import current_app
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
 from app.db.rows import add_unless_taken
 from app.db.transactions import writes
@@ -191,3 +191,9 @@ def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
     audit.record("password_changed", client, user_id=user.id, session_id=keep_session)
     schedule(MailJob.PASSWORD_CHANGED, {"to": user.email})
 
+
+
+@writes
+def set_language(user_id: str, language: str | None) -> None:
+    """The language the account's pages and mails use when nothing else asks for one."""
+    db.session.execute(update(User).where(User.id == user_id).values(language=language))

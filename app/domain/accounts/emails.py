@@ -1,27 +1,46 @@
-"""The messages the service sends, rendered from templates/email/ (text and HTML)."""
+"""The messages the service sends, rendered from templates/email/ (text and HTML) in the
+language the account chose (users.language; English when it chose none). Mails are rendered by
+the outbox's worker, outside any request: the language is the account's, never a browser's."""
 
 from __future__ import annotations
 
 from typing import Any
 from urllib.parse import urlencode
 
+from babel.lists import format_list
 from flask import current_app, render_template
+from flask_babel import force_locale, get_locale
+from flask_babel import lazy_gettext as _l
+from flask_babel.speaklater import LazyString
+from sqlalchemy import select
 
 from app.domain.accounts.providers import DISPLAY_NAMES
 from app.domain.clients import sites
+from app.extensions import db
 from app.infra.mail import Message
+from app.models import User
+
+DEFAULT_LANGUAGE = "en"
 
 
-def _message(to: str, subject: str, template: str, **context: Any) -> Message:
+def _language_of(address: str) -> str:
+    """The saved language of the account at `address` (as stored), or the default."""
+    found = db.session.scalar(select(User.language).where(User.email == address))
+    return found or DEFAULT_LANGUAGE
+
+
+def _message(to: str, subject: LazyString, template: str, *, language: str | None = None,
+             **context: Any) -> Message:
     # Every mail names the account exactly as stored (domain/addresses.py), so a look-alike
     # address shows for what it is.
     public_url = current_app.config["PUBLIC_URL"]
     context = {"brand": current_app.config["BRAND"], "account": to,
                "forgot_link": f"{public_url}/forgot-password",
                "account_link": f"{public_url}/account", **context}
-    return Message(to=to, subject=subject,
-                   text=render_template(f"email/{template}.txt", **context),
-                   html=render_template(f"email/{template}.html", **context))
+    with force_locale(language or _language_of(to)):
+        return Message(to=to, subject=str(subject),
+                       text=render_template(f"email/{template}.txt", **context),
+                       html=render_template(f"email/{template}.html", **context))
 
 
 def _link(path: str, token: str, **params: str) -> str:
@@ -34,7 +53,7 @@ def reset_password(to: str, token: str, minutes: int, site: str | None = None) -
     """`site`: the registered name of the client site the request came from, if any: the mail
     names it, and its link leads back there."""
     found = sites.registered_site(site) if site else None
-    return _message(to, "Reset your password", "reset_password",
+    return _message(to, _l("Reset your password"), "reset_password",
                     link=_link("/reset-password", token,
                                **({"site": found.name} if found else {})),
                     minutes=minutes, site_name=found.display_name if found else None)
@@ -42,60 +61,69 @@ def reset_password(to: str, token: str, minutes: int, site: str | None = None) -
 
 def password_changed(to: str, unlinked: list[str] | None = None) -> Message:
     """After a change or a reset; `unlinked` names the providers a reset removed."""
-    return _message(to, "Your password was changed", "password_changed",
+    return _message(to, _l("Your password was changed"), "password_changed",
                     unlinked=_names(unlinked or []), unlinked_count=len(unlinked or []))
 
 
 def provider_linked(to: str, provider: str, *, took_over: bool = False) -> Message:
     """A provider can now sign in to the account (`took_over`: and its password was removed)."""
-    return _message(to, f"{_names([provider])} was linked to your account", "provider_linked",
-                    provider=_names([provider]), took_over=took_over)
+    return _message(to, _l("%(provider)s was linked to your account", provider=_names([provider])),
+                    "provider_linked", provider=_names([provider]), took_over=took_over)
 
 
 def provider_unlinked(to: str, provider: str) -> Message:
-    return _message(to, f"{_names([provider])} was unlinked from your account",
+    return _message(to, _l("%(provider)s was unlinked from your account",
+                           provider=_names([provider])),
                     "provider_unlinked", provider=_names([provider]))
 
 
-def second_factor_changed(to: str, factor: str, *, added: bool) -> Message:
-    """A second factor (`factor`, in words) was added to the account or removed from it."""
-    verb = "added to" if added else "removed from"
-    return _message(to, f"A second factor was {verb} your account", "second_factor_changed",
-                    factor=factor, added=added)
+def second_factor_changed(to: str, factor: str, *, added: bool,
+                          name: str | None = None) -> Message:
+    """A second factor was added to the account or removed from it: `factor` is "authenticator
+    app", "passkey" (named `name`) or "every second factor"."""
+    subject = (_l("A second factor was added to your account") if added
+               else _l("A second factor was removed from your account"))
+    return _message(to, subject, "second_factor_changed", factor=factor, name=name, added=added)
 
 
-def _names(providers: list[str]) -> str:
-    return " and ".join(DISPLAY_NAMES.get(p, p) for p in providers)
+def _names(providers: list[str]) -> LazyString:
+    """The providers' names as a list in the mail's language ("Google and GitHub")."""
+    names = [DISPLAY_NAMES.get(p, p) for p in providers]
+    return LazyString(lambda: format_list(names, locale=get_locale() or DEFAULT_LANGUAGE)
+                      if names else "")
 
 
 def confirm_email(to: str, token: str) -> Message:
-    return _message(to, "Confirm your email address", "confirm_email",
+    return _message(to, _l("Confirm your email address"), "confirm_email",
                     link=_link("/confirm-email", token))
 
 
 def invitation(to: str, token: str, days: int) -> Message:
     """An account an operator opened: the link sets its first password (a reset link)."""
-    return _message(to, f"Your {current_app.config['BRAND']} account", "invitation",
-                    link=_link("/reset-password", token), days=days)
+    return _message(to, _l("Your %(brand)s account", brand=current_app.config["BRAND"]),
+                    "invitation", link=_link("/reset-password", token), days=days)
 
 
 def email_change(to: str, token: str, current: str) -> Message:
-    """To the new address: the link that makes the change."""
-    return _message(to, "Confirm your new email address", "email_change",
-                    link=_link("/email-change", token), current=current)
+    """To the new address, in the language of the account that moves there: the link that
+    makes the change."""
+    return _message(to, _l("Confirm your new email address"), "email_change",
+                    language=_language_of(current), link=_link("/email-change", token),
+                    current=current)
 
 
 def email_change_refused(to: str) -> Message:
     """To a new address that has an account already: nothing changed."""
-    return _message(to, "An address change was refused", "email_change_refused")
+    return _message(to, _l("An address change was refused"), "email_change_refused")
 
 
 def email_changed(to: str, new: str, token: str) -> Message:
-    """To the old address: the change, and the link that undoes it."""
-    return _message(to, "Your email address was changed", "email_changed", new=new,
-                    link=_link("/email-change/undo", token))
+    """To the old address: the change, and the link that undoes it. The account is now at
+    `new`: its language is found there."""
+    return _message(to, _l("Your email address was changed"), "email_changed",
+                    language=_language_of(new), new=new, link=_link("/email-change/undo", token))
 
 
 def deletion_scheduled(to: str, token: str, days: int) -> Message:
-    return _message(to, "Your account will be deleted", "deletion_scheduled", days=days,
+    return _message(to, _l("Your account will be deleted"), "deletion_scheduled", days=days,
                     link=_link("/account/restore", token))

@@ -221,7 +221,7 @@ def register(user: User, session: AuthSession, untrusted_json: str, untrusted_na
         sessions.revoke_all(user.id, "second_factor_added", except_session=session.id)
         recovery = codes.new_recovery_codes(user)
     audit.record("passkey_added", client, user_id=user.id, session_id=session.id)
-    second_factors.tell_owner(user, MailJob.SECOND_FACTOR_ADDED, f"passkey “{name}”")
+    second_factors.tell_owner(user, MailJob.SECOND_FACTOR_ADDED, "passkey", name)
     return Registered(passkey, recovery)
 
 
@@ -245,7 +245,8 @@ def remove(user: User, session: AuthSession, passkey_id: str, code: str | None,
     changed(delete(Passkey).where(Passkey.id == passkey.id))
     second_factors.drop_recovery_codes_if_unprotected(user)
     audit.record("passkey_removed", client, user_id=user.id, session_id=session.id)
-    second_factors.tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, f"passkey “{passkey.name}”")
+    second_factors.tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "passkey",
+                               passkey.name)
     return passkey
 
 

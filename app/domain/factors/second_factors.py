@@ -117,5 +117,7 @@ def drop_recovery_codes_if_unprotected(user: User) -> None:
         db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
 
 
-def tell_owner(user: User, kind: str, factor: str) -> None:
-    schedule(kind, {"to": user.email, "factor": factor})
+def tell_owner(user: User, kind: str, factor: str, name: str | None = None) -> None:
+    """`factor`: "authenticator app", "passkey" (with its `name`) or "every second factor"; the
+    mail says it in the account's language (domain/accounts/emails.py)."""
+    schedule(kind, {"to": user.email, "factor": factor, **({"name": name} if name else {})})

@@ -1,0 +1,28 @@
+"""The language picker of every page (templates/base.html): a cookie for this browser, and the
+signed-in account's saved language for its next browsers and its mails."""
+
+from __future__ import annotations
+
+from flask import redirect, request
+from werkzeug.wrappers import Response
+
+from app.domain.accounts import accounts
+from app.pages.blueprint import bp
+from app.web import browser, locale
+
+
+def _same_site_path(untrusted_next: str | None) -> str:
+    """Back to the page the picker was on: a path of ours only, never another origin."""
+    if untrusted_next and untrusted_next.startswith("/") and not untrusted_next.startswith(
+            ("//", "/\\")) and "\\" not in untrusted_next:
+        return untrusted_next
+    return "/"
+
+
+@bp.post("/language")
+def choose_language() -> Response:
+    code = locale.supported(request.form.get("language")) or locale.DEFAULT
+    signed_in = browser.current()
+    if signed_in is not None:
+        accounts.set_language(signed_in.user.id, code)
+    return locale.remember(redirect(_same_site_path(request.form.get("next")), 303), code)

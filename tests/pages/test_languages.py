@@ -1,0 +1,79 @@
+"""The person's language (app/web/locale.py): the picker's cookie, then the account's saved
+language, then Accept-Language; English otherwise. <html lang> says which. (ui_locales, which
+comes first: tests/oidc/test_languages.py.)"""
+
+from __future__ import annotations
+
+import re
+
+from app.extensions import db
+from app.models import User
+from tests.support.pages import csrf_token, submit
+
+
+def lang_of(page) -> str:
+    found = re.search(r'<html lang="([^"]+)">', page.text)
+    assert found, page.text[:200]
+    return found.group(1)
+
+
+def test_a_request_without_a_language_is_english(client):
+    assert lang_of(client.get("/login")) == "en"
+
+
+def test_accept_language_picks_a_language_we_have(client):
+    assert lang_of(client.get("/login", headers={"Accept-Language": "de"})) == "de"
+    assert lang_of(client.get("/login", headers={"Accept-Language": "fr-CA,fr;q=0.9"})) == "fr"
+    assert lang_of(client.get("/login", headers={"Accept-Language": "ja, es;q=0.5"})) == "es"
+    assert lang_of(client.get("/login", headers={"Accept-Language": "ja"})) == "en"
+
+
+def test_the_pickers_cookie_comes_before_accept_language(client):
+    picked = submit(client, "/language", {"language": "fr", "next": "/signup?x=1"},
+                    token_from="/login")
+    assert picked.status_code == 303 and picked.headers["Location"] == "/signup?x=1"
+    assert "svc_lang=fr" in picked.headers["Set-Cookie"]
+    assert lang_of(client.get("/login", headers={"Accept-Language": "de"})) == "fr"
+
+
+def test_the_picker_needs_its_csrf_token_and_stays_on_this_site(client):
+    assert client.post("/language", data={"language": "fr"}).status_code == 400
+    for elsewhere in ("https://evil.example/", "//evil.example/", "/\\evil.example", None):
+        data = {"language": "de", **({"next": elsewhere} if elsewhere else {})}
+        picked = submit(client, "/language", data, token_from="/login")
+        assert picked.headers["Location"] == "/"
+
+
+def test_an_unknown_choice_is_english(client):
+    submit(client, "/language", {"language": "xx"}, token_from="/login")
+    assert lang_of(client.get("/login", headers={"Accept-Language": "de"})) == "en"
+
+
+def test_the_pages_picker_offers_each_language_in_its_own_name(client):
+    page = client.get("/login", headers={"Accept-Language": "es"}).text
+    assert '<option value="es" lang="es" selected>Español</option>' in page
+    assert ">Deutsch<" in page and ">Français<" in page and ">English<" in page
+
+
+def test_a_choice_signed_in_is_saved_on_the_account_and_follows_it(app, signed_in, user):
+    submit(signed_in, "/language", {"language": "es", "next": "/account"}, token_from="/account")
+    with app.app_context():
+        assert db.session.get(User, user.id).language == "es"
+    elsewhere = app.test_client()
+    submit(elsewhere, "/login", {"email": user.email, "password": user.password})
+    assert lang_of(elsewhere.get("/account", headers={"Accept-Language": "de"})) == "es"
+
+
+def test_the_accounts_language_comes_after_the_pickers_cookie(app, signed_in, user):
+    with app.app_context():
+        db.session.get(User, user.id).language = "de"
+        db.session.commit()
+    assert lang_of(signed_in.get("/account", headers={"Accept-Language": "fr"})) == "de"
+    signed_in.set_cookie("svc_lang", "es")
+    assert lang_of(signed_in.get("/account", headers={"Accept-Language": "fr"})) == "es"
+
+
+def test_error_pages_and_the_picker_speak_the_language_too(client):
+    page = client.get("/no-such-page", headers={"Accept-Language": "de"})
+    assert page.status_code == 404 and lang_of(page) == "de"
+    assert csrf_token(client, "/login")

@@ -20,18 +20,18 @@ def canonical(untrusted_email: str, pointer: str = "#/email") -> str:
         return InvalidBody(errors=[{"pointer": pointer, "detail": detail}])
 
     if not text.is_printable(untrusted_email):
-        raise refuse("The email address holds control or formatting characters.")
+        raise refuse(text.N_("The email address holds control or formatting characters."))
     try:
         checked = validate_email(untrusted_email.strip(), check_deliverability=False)
     except EmailNotValidError as error:
         raise refuse(str(error)) from None
     address = f"{checked.local_part.translate(_ASCII_UPPER)}@{checked.ascii_domain.lower()}"
     if len(address) > MAX_LENGTH:
-        raise refuse("The email address is too long.")
+        raise refuse(text.N_("The email address is too long."))
     return address
 
 
-MALFORMED = "Enter an email address, such as ada@example.com."
+MALFORMED = text.N_("Enter an email address, such as ada@example.com.")
 
 
 def require_well_formed(untrusted_email: str, pointer: str = "#/email") -> str:

@@ -1,15 +1,15 @@
 """Typed errors of the domain, each with a stable code and an HTTP status: the domain raises
 them, each surface answers them (app/web/errors.py, app/pages/)."""
 
-from __future__ import annotations
-
 from typing import Any
+
+from app.domain.text import N_
 
 
 class AuthError(Exception):
     status = 400
     code = "bad_request"
-    detail = "The request could not be processed."
+    detail: str = N_("The request could not be processed.")
     retry_after: int | None = None  # seconds: every surface answers it with Retry-After
 
     def members(self) -> dict[str, Any]:
@@ -25,7 +25,7 @@ class AuthError(Exception):
 class InvalidBody(AuthError):
     status = 422
     code = "invalid_body"
-    detail = "The request body is invalid."
+    detail = N_("The request body is invalid.")
 
     def __init__(self, detail: str | None = None, errors: list[dict[str, str]] | None = None):
         super().__init__(detail)
@@ -43,7 +43,7 @@ class WeakPassword(InvalidBody):
 class InvalidCredentials(AuthError):
     status = 401
     code = "invalid_credentials"
-    detail = "Incorrect email or password."
+    detail = N_("Incorrect email or password.")
 
 
 class BearerError(AuthError):
@@ -54,12 +54,12 @@ class BearerError(AuthError):
 
 class MissingToken(BearerError):
     code = "missing_token"
-    detail = "An access token is required."
+    detail = N_("An access token is required.")
 
 
 class InvalidToken(BearerError):
     code = "invalid_token"
-    detail = "The access token is invalid."
+    detail = N_("The access token is invalid.")
 
 
 class InsufficientScope(BearerError):
@@ -68,7 +68,7 @@ class InsufficientScope(BearerError):
 
     status = 403
     code = "insufficient_scope"
-    detail = "The access token was not issued for the openid scope."
+    detail = N_("The access token was not issued for the openid scope.")
     scope = "openid"  # the scope the endpoint needs
 
     def __init__(self, scope: str | None = None) -> None:
@@ -78,48 +78,48 @@ class InsufficientScope(BearerError):
 
 class TokenExpired(BearerError):
     code = "token_expired"
-    detail = "The access token has expired."
+    detail = N_("The access token has expired.")
 
 
 class SessionRevoked(BearerError):
     code = "session_revoked"
-    detail = "This session has ended. Sign in again."
+    detail = N_("This session has ended. Sign in again.")
 
 
 class InvalidRefreshToken(AuthError):
     status = 401
     code = "invalid_token"
-    detail = "The refresh token is invalid or has expired."
+    detail = N_("The refresh token is invalid or has expired.")
 
 
 class EmailTaken(AuthError):
     status = 409
     code = "email_taken"
-    detail = "An account with this email already exists."
+    detail = N_("An account with this email already exists.")
 
 
 class NotFound(AuthError):
     status = 404
     code = "not_found"
-    detail = "There is nothing here."
+    detail = N_("There is nothing here.")
 
 
 class InvalidRedirectUri(AuthError):
     status = 400
     code = "invalid_redirect_uri"
-    detail = "redirect_uri is not registered for any client site."
+    detail = N_("redirect_uri is not registered for any client site.")
 
 
 class UnknownCallback(AuthError):
     status = 400
     code = "unknown_callback"
-    detail = "callback does not name a registered client site."
+    detail = N_("callback does not name a registered client site.")
 
 
 class InvalidRequest(AuthError):
     status = 400
     code = "invalid_request"
-    detail = "The request is missing a parameter or has an invalid one."
+    detail = N_("The request is missing a parameter or has an invalid one.")
 
 
 class InvalidRequestUri(AuthError):
@@ -128,39 +128,39 @@ class InvalidRequestUri(AuthError):
 
     status = 400
     code = "invalid_request_uri"
-    detail = ("This sign-in request expired or was already used. Go back to the site you came "
+    detail = N_("This sign-in request expired or was already used. Go back to the site you came "
               "from and start again.")
 
 
 class UnknownProvider(AuthError):
     status = 404
     code = "unknown_provider"
-    detail = "There is no such sign-in provider."
+    detail = N_("There is no such sign-in provider.")
 
 
 class ProviderNotEnabled(AuthError):
     status = 404
     code = "provider_not_enabled"
-    detail = "Sign-in with this provider is not set up on this service."
+    detail = N_("Sign-in with this provider is not set up on this service.")
 
 
 class InvalidState(AuthError):
     status = 400
     code = "invalid_state"
-    detail = ("This sign-in attempt is unknown, was already used, or was started in another "
+    detail = N_("This sign-in attempt is unknown, was already used, or was started in another "
               "browser. Start again from the site you came from.")
 
 
 class InvalidCode(AuthError):
     status = 401
     code = "invalid_code"
-    detail = "The code is invalid, expired or already used."
+    detail = N_("The code is invalid, expired or already used.")
 
 
 class LastSignInMethod(AuthError):
     status = 409
     code = "last_sign_in_method"
-    detail = "This is the account's only way to sign in: set a password or link another first."
+    detail = N_("This is the account's only way to sign in: set a password or link another first.")
 
 
 class ProviderSignInRefused(AuthError):
@@ -169,16 +169,16 @@ class ProviderSignInRefused(AuthError):
 
     status = 403
     code = "access_denied"
-    detail = "Sign-in was refused."
+    detail = N_("Sign-in was refused.")
     # What the hosted pages say when the refusal brings a person back to them (?error=code).
-    notice = "Sign-in was cancelled or refused."
+    notice = N_("Sign-in was cancelled or refused.")
 
 
 class AccountExists(ProviderSignInRefused):
     code = "account_exists"
-    detail = ("An account with this email already exists. Sign in with your password, then link "
+    detail = N_("An account with this email already exists. Sign in with your password, then link "
               "this provider from your account page.")
-    notice = ("An account with this email already exists. Sign in with your password, then link "
+    notice = N_("An account with this email already exists. Sign in with your password, then link "
               "the provider from your account page.")
 
 
@@ -187,7 +187,7 @@ class AccountNeedsProof(AccountExists):
     someone else (before the address was proved). The person proves they hold that password, or
     takes the account over, which removes the password and ends every session."""
 
-    detail = ("An account with this email already exists. Enter its password to link this "
+    detail = N_("An account with this email already exists. Enter its password to link this "
               "provider, or continue with the provider alone.")
 
     def __init__(self, user_id: str) -> None:
@@ -200,15 +200,15 @@ class TakeOverNeedsSecondFactor(ProviderSignInRefused):
     removes its password and providers, which only its owner, with the factor, may do."""
 
     code = "second_factor_first"
-    detail = ("This account has a second factor. Sign in with its password and your code, "
+    detail = N_("This account has a second factor. Sign in with its password and your code, "
               "then link the provider from your account page.")
     notice = detail
 
 
 class AccountEmailNotVerified(ProviderSignInRefused):
     code = "confirm_email_first"
-    detail = "Confirm your email address before linking a sign-in provider."
-    notice = ("Confirm your email address before linking a sign-in provider: use the link we "
+    detail = N_("Confirm your email address before linking a sign-in provider.")
+    notice = N_("Confirm your email address before linking a sign-in provider: use the link we "
               "mailed you.")
 
 
@@ -216,45 +216,47 @@ class LinkNeedsRecentSignIn(ProviderSignInRefused):
     """StepUpRequired, for a link from the account page: it comes back there as a refusal."""
 
     code = "step_up_required"
-    detail = "Sign in again to link a sign-in provider."
-    notice = "To link a sign-in provider, sign in again first."
+    detail = N_("Sign in again to link a sign-in provider.")
+    notice = N_("To link a sign-in provider, sign in again first.")
 
 
 class ProviderEmailNotVerified(ProviderSignInRefused):
     code = "email_not_verified"
-    detail = "The provider has not verified this email address. Verify it there, then try again."
-    notice = "The provider has not verified your email address. Verify it there, then try again."
+    detail = N_("The provider has not verified this email address. Verify it there, then try "
+                "again.")
+    notice = N_("The provider has not verified your email address. Verify it there, then try "
+                "again.")
 
 
 class ProviderFailed(ProviderSignInRefused):
     status = 502
     code = "provider_error"
-    detail = "The sign-in provider did not answer as expected. Try again."
+    detail = N_("The sign-in provider did not answer as expected. Try again.")
     notice = detail
 
 
 class InvalidResetToken(AuthError):
     status = 400
     code = "invalid_reset_token"
-    detail = "This reset link is invalid, expired or already used. Ask for a new one."
+    detail = N_("This reset link is invalid, expired or already used. Ask for a new one.")
 
 
 class InvalidConfirmationToken(AuthError):
     status = 400
     code = "invalid_confirmation_token"
-    detail = "This confirmation link is invalid, expired or already used. Ask for a new one."
+    detail = N_("This confirmation link is invalid, expired or already used. Ask for a new one.")
 
 
 class EmailNotConfirmed(AuthError):
     status = 403
     code = "email_not_confirmed"
-    detail = "Confirm your email address first: we sent you a link."
+    detail = N_("Confirm your email address first: we sent you a link.")
 
 
 class IdentityInUse(ProviderSignInRefused):
     code = "identity_in_use"
-    detail = "This account at the provider is already linked to another account here."
-    notice = "That provider account is already linked to another account."
+    detail = N_("This account at the provider is already linked to another account here.")
+    notice = N_("That provider account is already linked to another account.")
 
 
 class MfaRequired(AuthError):
@@ -262,7 +264,7 @@ class MfaRequired(AuthError):
 
     status = 403
     code = "mfa_required"
-    detail = ("This account has a second factor. Sign in on the hosted login page, which can "
+    detail = N_("This account has a second factor. Sign in on the hosted login page, which can "
               "ask for it.")
 
     def __init__(self, login_url: str) -> None:
@@ -276,13 +278,13 @@ class MfaRequired(AuthError):
 class InvalidMfaToken(AuthError):
     status = 401
     code = "invalid_mfa_token"
-    detail = "This sign-in has expired or was already completed. Sign in again."
+    detail = N_("This sign-in has expired or was already completed. Sign in again.")
 
 
 class InvalidSecondFactor(AuthError):
     status = 401
     code = "invalid_second_factor"
-    detail = "That code is not right, or was already used."
+    detail = N_("That code is not right, or was already used.")
 
 
 class FactorNeedsConfirmedEmail(AuthError):
@@ -292,7 +294,8 @@ class FactorNeedsConfirmedEmail(AuthError):
 
     status = 403
     code = "confirm_email_first"
-    detail = "Confirm your email address before adding a second factor: use the link we mailed you."
+    detail = N_("Confirm your email address before adding a second factor: use the link we "
+                "mailed you.")
 
 
 class FactorNeedsProvedPassword(AuthError):
@@ -302,38 +305,38 @@ class FactorNeedsProvedPassword(AuthError):
 
     status = 403
     code = "prove_account_first"
-    detail = ("Before adding a second factor, show that this account is yours: send yourself a "
+    detail = N_("Before adding a second factor, show that this account is yours: send yourself a "
               "confirmation link from your account page and open it in the same browser.")
 
 
 class AlreadyEnrolled(AuthError):
     status = 409
     code = "already_enrolled"
-    detail = "This account already has an authenticator app. Remove it first."
+    detail = N_("This account already has an authenticator app. Remove it first.")
 
 
 class NotEnrolled(AuthError):
     status = 409
     code = "not_enrolled"
-    detail = "This account has no authenticator app."
+    detail = N_("This account has no authenticator app.")
 
 
 class InvalidPasskey(AuthError):
     status = 401
     code = "invalid_passkey"
-    detail = "That passkey could not sign you in. Try again, or sign in another way."
+    detail = N_("That passkey could not sign you in. Try again, or sign in another way.")
 
 
 class TooManyPasskeys(AuthError):
     status = 409
     code = "too_many_passkeys"
-    detail = "This account has as many passkeys as it may hold: remove one first."
+    detail = N_("This account has as many passkeys as it may hold: remove one first.")
 
 
 class StepUpRequired(AuthError):
     status = 403
     code = "step_up_required"
-    detail = "Sign in again, or enter a code of your second factor, to do this."
+    detail = N_("Sign in again, or enter a code of your second factor, to do this.")
 
 
 class RateLimited(AuthError):
@@ -341,7 +344,7 @@ class RateLimited(AuthError):
 
     status = 429
     code = "rate_limited"
-    detail = "Too many attempts. Try again later."
+    detail = N_("Too many attempts. Try again later.")
     retry_after: int  # always set: every 429 says when to try again
 
     def __init__(self, retry_after: int, detail: str | None = None) -> None:
@@ -355,11 +358,10 @@ class RateLimited(AuthError):
 class TooManyPushedRequests(RateLimited):
     """As many pushed authorization requests wait as a client, or an address, may have."""
 
-    detail = "Too many pushed authorization requests are waiting. Try again later."
+    detail = N_("Too many pushed authorization requests are waiting. Try again later.")
 
 
 # Captcha (limits/captcha.py) ------------------------------------------------------------------
-
 class CaptchaProblem(InvalidBody):
     """422 with a pointer to the token, and what a client needs to render the widget."""
 
@@ -373,12 +375,12 @@ class CaptchaProblem(InvalidBody):
 
 class CaptchaRequired(CaptchaProblem):
     code = "captcha_required"
-    detail = "Solve the captcha, then send its token as captcha_token."
+    detail = N_("Solve the captcha, then send its token as captcha_token.")
 
 
 class CaptchaInvalid(CaptchaProblem):
     code = "captcha_invalid"
-    detail = "The captcha was not solved, has expired or was already used. Solve it again."
+    detail = N_("The captcha was not solved, has expired or was already used. Solve it again.")
 
 
 class CaptchaUnavailable(AuthError):
@@ -386,7 +388,7 @@ class CaptchaUnavailable(AuthError):
 
     status = 503
     code = "captcha_unavailable"
-    detail = "The captcha check is unavailable. Try again shortly."
+    detail = N_("The captcha check is unavailable. Try again shortly.")
     retry_after = 30
 
 

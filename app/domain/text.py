@@ -7,6 +7,8 @@ terminal output, and bidi overrides make an address or a name read as something 
 Passwords may hold any character but NUL (no keyboard types one).
 """
 
+from __future__ import annotations
+
 import re
 
 CONTROL_CHARACTERS = r"\x00-\x1f\x7f-\x9f"  # a regular-expression character range
@@ -28,3 +30,21 @@ def cleaned(untrusted: str, max_length: int) -> str:
     """Text from someone we cannot ask to type it again (a provider's display name): every run
     of unsafe characters and white space becomes one space, then it is cut to `max_length`."""
     return _UNSAFE_RUN.sub(" ", untrusted).strip()[:max_length].strip()
+
+
+class Words(str):
+    """English words for a person (an error's detail), as the API says them, that also keep
+    their message and values: the hosted pages say them in the person's language
+    (app/pages/blueprint.py `words`). `N_` marks the message for `make translations`."""
+
+    message: str
+    values: dict[str, object]
+
+    def __new__(cls, message: str, **values: object) -> Words:
+        said = super().__new__(cls, message % values if values else message)
+        said.message, said.values = message, values
+        return said
+
+
+def N_(message: str, **values: object) -> Words:  # noqa: N802  (gettext's name for "mark only")
+    return Words(message, **values)

@@ -23,6 +23,7 @@ from flask import (
     request,
     url_for,
 )
+from flask_babel import gettext as _
 from flask_wtf.csrf import validate_csrf
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
@@ -64,8 +65,8 @@ def _failure(failure: Failure) -> Response | tuple[str, int, dict[str, str]]:
     if failure.retry_after is not None:
         headers["Retry-After"] = str(failure.retry_after)
     if request.endpoint in _BROWSER_FACING:
-        return (*_page(failure.status, "This request could not be answered now",
-                       "Wait a little, then try again."), headers)
+        return (*_page(failure.status, _("This request could not be answered now"),
+                       _("Wait a little, then try again.")), headers)
     response = jsonify(error="temporarily_unavailable" if failure.status == 503
                        else "server_error" if failure.status >= 500 else "slow_down")
     response.status_code = failure.status
@@ -98,8 +99,8 @@ def _refused(error: OAuth2Error) -> Response | tuple[str, int]:
         response = oidc_server.error_response(error)
         response.headers["Cache-Control"] = "no-store"
         return response
-    return _page(400, "This sign-in request cannot be used",
-                 error.description or "The site that sent you here made a mistake.")
+    return _page(400, _("This sign-in request cannot be used"),
+                 error.description or _("The site that sent you here made a mistake."))
 
 
 def _max_age(params: Mapping[str, str]) -> int | None:
@@ -150,8 +151,8 @@ def authorize_decision() -> Response | tuple[str, int]:
     try:
         validate_csrf(request.form.get("csrf_token"))
     except ValidationError:
-        return _page(400, "This form expired or did not come from this site",
-                     "Go back to the site and sign in again.")
+        return _page(400, _("This form expired or did not come from this site"),
+                     _("Go back to the site and sign in again."))
     untrusted = request.form.get("decision")
     return _authorize(Decision(untrusted) if untrusted in list(Decision) else None)
 
@@ -199,7 +200,7 @@ def _authorize(decision: Decision | None) -> Response | tuple[str, int]:
     except InvalidRequestUri as error:  # spent meanwhile, by another tab
         return _dead_request_uri(error)
     except AuthError as error:  # EmailNotConfirmed: as for the handoff, a page and no code
-        return _page(error.status, "You cannot sign in to this site yet", error.detail)
+        return _page(error.status, _("You cannot sign in to this site yet"), error.detail)
     response.headers["Cache-Control"] = "no-store"
     return pending_authorization.forget(response) if waited is not None else response
 
@@ -207,7 +208,7 @@ def _authorize(decision: Decision | None) -> Response | tuple[str, int]:
 def _dead_request_uri(error: InvalidRequestUri) -> Response:
     """A page, and no sign-in waits for this request any more: the next one goes to the account
     page, not back here."""
-    response = make_response(_page(error.status, "This sign-in request cannot be used",
+    response = make_response(_page(error.status, _("This sign-in request cannot be used"),
                                    error.detail))
     return pending_authorization.forget(response)
 
@@ -310,8 +311,8 @@ def end_session() -> Response | tuple[str, int]:
         validated = server.validate_endpoint_request("end_session")
         assert isinstance(validated, EndSessionRequest)  # EndSession.validate_request's
     except OAuth2Error as error:  # never a redirect (OpenID RP-Initiated Logout §4)
-        return _page(400, "This sign-out request cannot be used",
-                     error.description or "The site that sent you here made a mistake.")
+        return _page(400, _("This sign-out request cannot be used"),
+                     error.description or _("The site that sent you here made a mistake."))
     if validated.needs_confirmation:  # no id_token_hint: ask, as the spec advises
         return render_template("oidc/logout.html", confirm=browser.current() is not None), 200
     response: Response | None = server.create_endpoint_response("end_session", validated)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import login_required
 from werkzeug.wrappers import Response
 
@@ -50,7 +51,8 @@ def _render(password_form: ChangePasswordForm | None = None,
     linked = identities.providers_of(user.id)
     offered = passkey_form(PasskeyAddForm)
     if request.args.get("linked") in linked:
-        flash(f"{providers.DISPLAY_NAMES[request.args['linked']]} is now linked.")
+        flash(_("%(provider)s is now linked.",
+                provider=providers.DISPLAY_NAMES[request.args['linked']]))
     return render_template(
         "pages/account.html", user=user, this_session=signed_in.auth_session.id,
         sessions=sessions.live_sessions(user.id), linked=linked,
@@ -88,13 +90,13 @@ def change_password() -> Response | tuple[str, int, dict[str, str]]:
         return _render(form, 401)
     except (StepUpRequired, InvalidSecondFactor) as error:
         add_error(form.second_factor_code,
-                  "Enter a code of your second factor to change the password."
+                  _("Enter a code of your second factor to change the password.")
                   if isinstance(error, StepUpRequired) else error.detail)
         return _render(form, error.status)
     except InvalidBody as error:
         field_errors(form, error)
         return _render(form, 422)
-    flash("Password changed. Your other devices are signed out.")
+    flash(_("Password changed. Your other devices are signed out."))
     return redirect(url_for(".account"))
 
 
@@ -105,7 +107,7 @@ def resend_confirmation() -> Response:
     # Also for a confirmed address whose password is not yet shown to be its holder's: the link,
     # opened in this browser, shows it (second factors need that).
     recovery.request_confirmation(_signed_in().user.email, client_info(), proving_password=True)
-    flash("We sent you a new confirmation link. Open it in this browser.")
+    flash(_("We sent you a new confirmation link. Open it in this browser."))
     return redirect(url_for(".account"))
 
 
@@ -129,7 +131,8 @@ def unlink_provider(provider: str) -> Response:
     except AuthError as error:
         flash(error.detail)
     else:
-        flash(f"{providers.DISPLAY_NAMES.get(provider, provider)} is no longer linked.")
+        flash(_("%(provider)s is no longer linked.",
+                provider=providers.DISPLAY_NAMES.get(provider, provider)))
     return redirect(url_for(".account"))
 
 
@@ -144,7 +147,7 @@ def end_session(session_id: UUID) -> Response:
         browser.sign_out()
         return redirect(url_for(".login_form"))
     sessions.log_out(target.id, target.user_id, sessions.LogoutScope.LOCAL, client_info())
-    flash("That device is signed out.")
+    flash(_("That device is signed out."))
     return redirect(url_for(".account"))
 
 
@@ -154,5 +157,5 @@ def end_other_sessions() -> Response:
     signed_in = _signed_in()
     sessions.log_out(signed_in.auth_session.id, signed_in.user.id, sessions.LogoutScope.OTHERS,
                      client_info())
-    flash("Every other device is signed out.")
+    flash(_("Every other device is signed out."))
     return redirect(url_for(".account"))

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from flask import flash, jsonify, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_babel.speaklater import LazyString
 from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
 from app.domain.lifecycle import address_change, export, leaving, proof
+from app.domain.text import N_
 from app.models import User
-from app.pages.blueprint import bp
+from app.pages.blueprint import bp, words
 from app.pages.forms import LEAVE_WORD, EmailChangeForm, LeaveForm, MailedLinkForm
 from app.web import browser, ratelimits
 from app.web.client import client_info
@@ -40,12 +45,12 @@ def change_email() -> Response:
     form = EmailChangeForm()
     try:
         if not form.validate_on_submit():
-            raise AuthError("Enter the new address (and your password).")
+            raise AuthError(N_("Enter the new address (and your password)."))
         address_change.request_change(_proved(form), form.new_email.data or "", client_info())
     except AuthError as error:
         flash(_words(error))
     else:
-        flash("A link is on its way to the new address: the address changes when you open it.")
+        flash(_("A link is on its way to the new address: the address changes when you open it."))
     return redirect(url_for(".account"))
 
 
@@ -56,8 +61,8 @@ def leave() -> Response | str:
     form = LeaveForm()
     try:
         if not form.validate_on_submit() or (form.confirm_word.data or "").strip().lower() \
-                != LEAVE_WORD:
-            raise AuthError(f"Type “{LEAVE_WORD}” to confirm.")
+                not in (LEAVE_WORD, _(LEAVE_WORD).lower()):  # the word in English or as shown
+            raise AuthError(N_("Type “%(word)s” to confirm.", word=_(LEAVE_WORD)))
         user = _proved(form)
         leaving.schedule_deletion(user, client_info())
     except AuthError as error:
@@ -65,7 +70,7 @@ def leave() -> Response | str:
         return redirect(url_for(".account"))
     browser.sign_out()
     return render_template("pages/left.html", email=user.email,
-                           erase_after=leaving.erase_after(user))
+                           erase_after=datetime.fromisoformat(leaving.erase_after(user) or ""))
 
 
 @bp.get("/account/export")
@@ -79,32 +84,32 @@ def export_account() -> Response:
 
 
 def _words(error: AuthError) -> str:
-    details = [e["detail"] for e in getattr(error, "errors", [])]
-    return "; ".join(details) or error.detail
+    details = [words(e["detail"]) for e in getattr(error, "errors", [])]
+    return "; ".join(details) or words(error.detail)
 
 
 # The mailed links ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class MailedLink:
-    title: str
-    button: str
+    title: LazyString
+    button: LazyString
     use: Callable[[str, ClientInfo], User]
-    done: str  # what the page says once the link is used
+    done: str  # what the page says once the link is used: a message, with %(email)s
 
 
 LINKS = {
-    "/email-change": MailedLink("Confirm your new address", "Use this address",
+    "/email-change": MailedLink(_l("Confirm your new address"), _l("Use this address"),
                                 address_change.confirm_change,
-                                "Your account's address is now {email}."),
+                                N_("Your account's address is now %(email)s.")),
     "/email-change/undo": MailedLink(
-        "Give your account its address back", "Give the address back",
+        _l("Give your account its address back"), _l("Give the address back"),
         address_change.undo_change,
-        "Your account's address is {email} again, and every device is signed out. Choose a "
-        "new password now."),
-    "/account/restore": MailedLink("Restore your account", "Restore my account",
+        N_("Your account's address is %(email)s again, and every device is signed out. Choose "
+           "a new password now.")),
+    "/account/restore": MailedLink(_l("Restore your account"), _l("Restore my account"),
                                    leaving.restore,
-                                   "Your account {email} is back. Sign in to use it."),
+                                   N_("Your account %(email)s is back. Sign in to use it.")),
 }
 
 
@@ -118,7 +123,7 @@ def _mailed_link() -> str | tuple[str, int]:
             return render_template("pages/mailed_link.html", link=link, error=error), \
                 error.status
         return render_template("pages/mailed_link.html", link=link,
-                               done=link.done.format(email=user.email))
+                               done=_(link.done, email=user.email))
     return render_template("pages/mailed_link.html", link=link, form=form)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import redirect, render_template, request, session, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
@@ -132,8 +133,8 @@ def login_submit() -> Page:
         form.form_errors.append(error.detail)
         return login_page(target, error.status, form, captcha_email=form.email.data)
     except RateLimited as error:
-        form.form_errors.append(too_many("failed sign-ins", error.retry_after,
-                                         ", or reset your password"))
+        form.form_errors.append(too_many(_("Too many failed sign-ins."), error.retry_after,
+                                         or_reset=True))
         return refusal(error, login_page(target, error.status, form,
                                          captcha_email=form.email.data))
 

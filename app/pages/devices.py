@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
+
 _BROWSERS = (("Edg/", "Edge"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"),
              ("Chromium/", "Chromium"), ("Safari/", "Safari"))
 _SYSTEMS = (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"),
@@ -10,9 +12,11 @@ _SYSTEMS = (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"),
 
 def describe(user_agent: str | None) -> str:
     if not user_agent:
-        return "Unknown device"
+        return str(_("Unknown device"))
     browser = next((name for marker, name in _BROWSERS if marker in user_agent), None)
     system = next((name for marker, name in _SYSTEMS if marker in user_agent), None)
+    if browser and system:
+        return str(_("%(browser)s on %(system)s", browser=browser, system=system))
     if browser or system:
-        return " on ".join(part for part in (browser or "A browser", system) if part)
+        return browser or str(_("A browser on %(system)s", system=system))
     return user_agent[:60]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import EmailField, Field, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
@@ -11,13 +12,14 @@ from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 from app.domain import addresses, text
 from app.domain.errors import InvalidBody
 from app.domain.factors import passkeys
+from app.domain.text import N_
 
 # The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
 # in a form would reach PostgreSQL, which cannot store one, and become a 500.
-PRINTABLE = Regexp(text.PRINTABLE, message="Remove the control and formatting characters.")
+PRINTABLE = Regexp(text.PRINTABLE, message=_l("Remove the control and formatting characters."))
 ONE_TIME_CODE = {"autocomplete": "one-time-code", "autocapitalize": "none", "spellcheck": "false"}
 PASSWORD = [DataRequired(), Length(max=1024),
-            Regexp(text.NO_NUL, message="A password cannot hold a NUL character.")]
+            Regexp(text.NO_NUL, message=_l("A password cannot hold a NUL character."))]
 
 
 def well_formed_address(_form: FlaskForm, field: Field) -> None:
@@ -31,74 +33,75 @@ def well_formed_address(_form: FlaskForm, field: Field) -> None:
 
 
 class LoginForm(FlaskForm):
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "username webauthn",  # passkeys offered too
                                   "autocapitalize": "none"})
-    password = PasswordField("Password", validators=PASSWORD,
+    password = PasswordField(_l("Password"), validators=PASSWORD,
                              render_kw={"autocomplete": "current-password"})
 
 
 class SignupForm(FlaskForm):
-    full_name = StringField("Name", validators=[Length(max=200), PRINTABLE],
+    full_name = StringField(_l("Name"), validators=[Length(max=200), PRINTABLE],
                             render_kw={"autocomplete": "name"})
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE],
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
-    password = PasswordField("Password", validators=PASSWORD,
+    password = PasswordField(_l("Password"), validators=PASSWORD,
                              render_kw={"autocomplete": "new-password", "minlength": 8},
-                             description="At least 8 characters. A few unusual words work well.")
+                             description=_l("At least 8 characters. A few unusual words "
+                                            "work well."))
 
 
 class LinkPasswordForm(FlaskForm):
     """Prove an existing account's password to link a provider to it."""
 
-    password = PasswordField("Password of this account", validators=PASSWORD,
+    password = PasswordField(_l("Password of this account"), validators=PASSWORD,
                              render_kw={"autocomplete": "current-password"})
 
 
 class ForgotPasswordForm(FlaskForm):
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320), PRINTABLE,
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE,
                                             well_formed_address],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
 
 
 class ResetPasswordForm(FlaskForm):
-    new_password = PasswordField("New password", validators=PASSWORD,
+    new_password = PasswordField(_l("New password"), validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
 
 
 class ChangePasswordForm(FlaskForm):
-    current_password = PasswordField("Current password",
+    current_password = PasswordField(_l("Current password"),
                                      validators=PASSWORD,
                                      render_kw={"autocomplete": "current-password"})
-    new_password = PasswordField("New password", validators=PASSWORD,
+    new_password = PasswordField(_l("New password"), validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
     # Shown to an account with a second factor whose sign-in is not recent (step-up).
     second_factor_code = StringField(
-        "Code from your authenticator app, or a recovery code",
+        _l("Code from your authenticator app, or a recovery code"),
         validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
 class SecondFactorForm(FlaskForm):
     """A code of the second factor: from the authenticator app, or a recovery code."""
 
-    code = StringField("Code", validators=[DataRequired(), Length(max=32), PRINTABLE],
+    code = StringField(_l("Code"), validators=[DataRequired(), Length(max=32), PRINTABLE],
                        render_kw=ONE_TIME_CODE,
-                       description="The 6-digit code your authenticator app shows, or one of "
-                                   "your recovery codes.")
+                       description=_l("The 6-digit code your authenticator app shows, or one "
+                                      "of your recovery codes."))
 
 
 class TotpSetupForm(FlaskForm):
     """The first code of a new authenticator app, which turns it on."""
 
-    code = StringField("Code", validators=[DataRequired(), Length(max=32), PRINTABLE],
+    code = StringField(_l("Code"), validators=[DataRequired(), Length(max=32), PRINTABLE],
                        render_kw={**ONE_TIME_CODE, "inputmode": "numeric"},
-                       description="The 6-digit code the app shows for this account.")
+                       description=_l("The 6-digit code the app shows for this account."))
 
 
 class StepUpForm(FlaskForm):
     """A change to how the account signs in: a fresh code, unless the sign-in is recent."""
 
-    code = StringField("Code from your authenticator app, or a recovery code",
+    code = StringField(_l("Code from your authenticator app, or a recovery code"),
                        validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
@@ -115,9 +118,9 @@ def passkey_form(form_class: type[PasskeyAnswerForm]) -> PasskeyAnswerForm | Non
 
 
 class PasskeyAddForm(PasskeyAnswerForm):
-    name = StringField("Name it", validators=[Length(max=64), PRINTABLE],
+    name = StringField(_l("Name it"), validators=[Length(max=64), PRINTABLE],
                        render_kw={"autocomplete": "off"},
-                       description="So you can tell it from others, e.g. “Work laptop”.")
+                       description=_l("So you can tell it from others, e.g. “Work laptop”."))
 
 
 class ActionForm(FlaskForm):
@@ -150,23 +153,23 @@ class OwnerProofForm(FlaskForm):
     """The owner's proof before a new address or leaving: the password, or for an account
     without one a code; neither after a sign-in of the last few minutes."""
 
-    password = PasswordField("Your password", validators=[Length(max=1024)],
+    password = PasswordField(_l("Your password"), validators=[Length(max=1024)],
                              render_kw={"autocomplete": "current-password"})
-    code = StringField("Code from your authenticator app, or a recovery code",
+    code = StringField(_l("Code from your authenticator app, or a recovery code"),
                        validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
 class EmailChangeForm(OwnerProofForm):
-    new_email = EmailField("New email address",
+    new_email = EmailField(_l("New email address"),
                            validators=[DataRequired(), Length(max=320), PRINTABLE],
                            render_kw={"autocomplete": "email", "autocapitalize": "none"})
 
 
-LEAVE_WORD = "delete"
+LEAVE_WORD = N_("delete")  # typed to confirm: in English, or as the page shows it
 
 
 class LeaveForm(OwnerProofForm):
-    confirm_word = StringField(f"Type “{LEAVE_WORD}” to confirm",
+    confirm_word = StringField(_l("Type “%(word)s” to confirm", word=_l(LEAVE_WORD)),
                                validators=[DataRequired(), Length(max=32), PRINTABLE],
                                render_kw={"autocomplete": "off", "autocapitalize": "none"})
 

@@ -6,6 +6,7 @@ provider, or continue with the provider alone, which removes the password and en
 from __future__ import annotations
 
 from flask import render_template
+from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from app.domain.accounts import identities
@@ -46,7 +47,7 @@ def link_account_with_password() -> Response | tuple[str, int] | tuple[str, int,
         add_error(form.password, error.detail)
         return _render(form, 401)
     except RateLimited as error:
-        add_error(form.password, too_many("failed attempts", error.retry_after))
+        add_error(form.password, too_many(_("Too many failed attempts."), error.retry_after))
         return refusal(error, _render(form, error.status))
     except ProviderSignInRefused as refused:
         provider_state.drop_link()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from flask import flash, jsonify, redirect, render_template, url_for
+from flask_babel import gettext as _
 from flask_login import login_required
 from werkzeug.wrappers import Response
 
@@ -25,9 +26,10 @@ from app.domain.errors import (
 )
 from app.domain.factors import passkeys
 from app.domain.factors.second_factors import Purpose
+from app.domain.text import N_
 from app.pages.account import _signed_in
 from app.pages.auth import login_page
-from app.pages.blueprint import bp, refusal, too_many
+from app.pages.blueprint import bp, refusal, too_many, words
 from app.pages.forms import LoginForm, PasskeyAddForm, PasskeyAnswerForm, required_text
 from app.pages.second_factor import (
     STEP_UP_ADVICE,
@@ -51,7 +53,7 @@ def _json(options_json: str) -> Response:
 
 def _json_refusal(error: AuthError) -> tuple[Response, int]:
     """What the script shows in place of the browser's prompt."""
-    detail = STEP_UP_ADVICE if isinstance(error, StepUpRequired) else error.detail
+    detail = str(STEP_UP_ADVICE) if isinstance(error, StepUpRequired) else words(error.detail)
     return jsonify(error=detail), error.status
 
 
@@ -75,7 +77,7 @@ def passkey_add() -> Page:
     signed_in = _signed_in()
     form = PasskeyAddForm()
     if not form.validate_on_submit():
-        flash("The passkey could not be added: try again.")
+        flash(_("The passkey could not be added: try again."))
         return redirect(url_for(".account", _anchor="passkeys"))
     try:
         added = passkeys.register(signed_in.user, signed_in.auth_session,
@@ -86,7 +88,7 @@ def passkey_add() -> Page:
     if added.recovery_codes:
         return render_template("pages/recovery_codes.html", codes=added.recovery_codes,
                                enrolled="passkey")
-    flash(f"Passkey “{added.passkey.name}” added.")
+    flash(_("Passkey “%(name)s” added.", name=added.passkey.name))
     return redirect(url_for(".account", _anchor="passkeys"))
 
 
@@ -98,7 +100,7 @@ def passkey_remove(passkey_id: UUID) -> Response:
         signed_in.user, signed_in.auth_session, str(passkey_id), code, client_info()))
     if isinstance(removed, Response):
         return removed
-    flash(f"Passkey “{removed.name}” removed.")
+    flash(_("Passkey “%(name)s” removed.", name=removed.name))
     return redirect(url_for(".account", _anchor="passkeys"))
 
 
@@ -139,7 +141,7 @@ def passkey_second_step_options() -> Response | tuple[Response, int]:
     try:
         return _json(passkeys.second_step_options(held_second_step(), Purpose.HOSTED))
     except InvalidMfaToken:
-        return _json_refusal(InvalidPasskey("This sign-in has expired. Start again."))
+        return _json_refusal(InvalidPasskey(N_("This sign-in has expired. Start again.")))
     except AuthError as error:
         return _json_refusal(error)
 
@@ -150,12 +152,12 @@ def passkey_second_step() -> Page:
     held_second_step()
     form = PasskeyAnswerForm()
     if not form.validate_on_submit():
-        return second_step_page(None, 422, "That passkey could not sign you in. Try again.")
+        return second_step_page(None, 422, _("That passkey could not sign you in. Try again."))
     try:
         return complete_second_step(passkeys.second_step(required_text(form.credential)))
     except InvalidSecondFactor:
-        return second_step_page(None, 401, "That passkey could not sign you in. Try again, or "
-                                           "enter a code.")
+        return second_step_page(None, 401, _("That passkey could not sign you in. Try again, "
+                                             "or enter a code."))
     except RateLimited as error:
-        return refusal(error, second_step_page(None, error.status,
-                                               too_many("attempts", error.retry_after)))
+        wait = too_many(_("Too many attempts."), error.retry_after)
+        return refusal(error, second_step_page(None, error.status, wait))

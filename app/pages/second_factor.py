@@ -10,6 +10,8 @@ from typing import TypeVar
 
 import segno
 from flask import flash, redirect, render_template, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_login import login_required
 from werkzeug.wrappers import Response
 
@@ -45,16 +47,16 @@ from app.web.headers import with_own_script
 
 T = TypeVar("T")
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
-STEP_UP_ADVICE = ("For this, sign in again first, or enter a code of your second factor "
-                  "(if you have one).")
+STEP_UP_ADVICE = _l("For this, sign in again first, or enter a code of your second factor "
+                    "(if you have one).")
 
 
 def refused(error: AuthError) -> Response:
     """Back to the account page's second factors, saying why not."""
     if isinstance(error, RateLimited):
-        flash(too_many("wrong codes", error.retry_after))
+        flash(too_many(_("Too many wrong codes."), error.retry_after))
     elif isinstance(error, StepUpRequired):
-        flash(STEP_UP_ADVICE)
+        flash(str(STEP_UP_ADVICE))
     else:
         flash(error.detail)
     return redirect(url_for(".account", _anchor="second-factor"))
@@ -126,12 +128,12 @@ def totp_confirm() -> Page:
         codes = enrolment.confirm_totp(signed_in.user, required_text(form.code), client_info(),
                                        signed_in.auth_session)
     except InvalidSecondFactor:
-        add_error(form.code, "That code is not right. Enter the code the app shows now.")
+        add_error(form.code, _("That code is not right. Enter the code the app shows now."))
         return _setup_page(form, 401)
     except (NotEnrolled, StepUpRequired, RateLimited) as error:
         return refused(error)
     if not codes:  # the account's passkeys came first, and their recovery codes with them
-        flash("The authenticator app is set up. Your recovery codes stay as they were.")
+        flash(_("The authenticator app is set up. Your recovery codes stay as they were."))
         return redirect(url_for(".account", _anchor="second-factor"))
     return render_template("pages/recovery_codes.html", codes=codes, enrolled=True)
 
@@ -144,7 +146,7 @@ def totp_remove() -> Response:
         signed_in.user, client_info(), signed_in.auth_session, code))
     if refusal is not None:
         return refusal
-    flash("The authenticator app is removed: signing in no longer asks for a code.")
+    flash(_("The authenticator app is removed: signing in no longer asks for a code."))
     return redirect(url_for(".account"))
 
 
@@ -207,8 +209,8 @@ def second_step_submit() -> Page:
     try:
         return complete_second_step(pending.code_proof(required_text(form.code)))
     except InvalidSecondFactor:
-        add_error(form.code, "That code is not right, or was already used.")
+        add_error(form.code, _("That code is not right, or was already used."))
         return second_step_page(form, 401)
     except RateLimited as error:
-        add_error(form.code, too_many("wrong codes", error.retry_after))
+        add_error(form.code, too_many(_("Too many wrong codes."), error.retry_after))
         return refusal(error, second_step_page(form, error.status))

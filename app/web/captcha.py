@@ -17,6 +17,7 @@ from app.domain import addresses
 from app.domain.accounts import accounts
 from app.domain.errors import CaptchaInvalid, CaptchaRequired, InvalidCredentials
 from app.domain.limits import captcha, captcha_login
+from app.domain.text import N_
 from app.web.client import client_info
 from app.web.headers import CONTENT_SECURITY_POLICY
 
@@ -63,8 +64,8 @@ def login_guard(untrusted_email: str, untrusted_token: str) -> Iterator[None]:
 # The hosted pages' widget and words -------------------------------------------------------------
 
 PAGE_WORDS = {
-    CaptchaRequired.code: "Confirm that you are a person: complete the check below.",
-    CaptchaInvalid.code: "The check did not pass or has expired. Complete it again.",
+    CaptchaRequired.code: N_("Confirm that you are a person: complete the check below."),
+    CaptchaInvalid.code: N_("The check did not pass or has expired. Complete it again."),
 }
 
 

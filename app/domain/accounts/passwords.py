@@ -8,6 +8,7 @@ from functools import cache
 from importlib import resources
 
 from app.domain.errors import WeakPassword
+from app.domain.text import N_
 from app.infra.hashing import normalize
 
 
@@ -32,18 +33,18 @@ def check_policy(
     """
     normalized = normalize(password)
     if len(normalized) < min_length:
-        raise WeakPassword(f"Use at least {min_length} characters.", pointer)
+        raise WeakPassword(N_("Use at least %(num)d characters.", num=min_length), pointer)
     if len(normalized) > max_length:
-        raise WeakPassword(f"Use at most {max_length} characters.", pointer)
+        raise WeakPassword(N_("Use at most %(num)d characters.", num=max_length), pointer)
     folded = normalized.casefold()
     core = _DECORATION.sub("", folded)
     if folded in common_passwords() or (core and core in common_passwords()):
         raise WeakPassword(
-            "This password is too common. Choose one that is harder to guess.", pointer
+            N_("This password is too common. Choose one that is harder to guess."), pointer
         )
     local_part = email.casefold().partition("@")[0]
     context = {brand.casefold(), email.casefold(), local_part, _DECORATION.sub("", local_part)}
     if folded in context or (core and core in context):
         raise WeakPassword(
-            "Do not use your email address or the service's name as your password.", pointer
+            N_("Do not use your email address or the service's name as your password."), pointer
         )

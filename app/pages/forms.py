@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import cast
 
 from flask_wtf import FlaskForm
-from wtforms import EmailField, Field, HiddenField, PasswordField, StringField
+from wtforms import BooleanField, EmailField, Field, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
 from app.domain import addresses, text
@@ -36,6 +36,9 @@ class LoginForm(FlaskForm):
                                   "autocapitalize": "none"})
     password = PasswordField("Password", validators=PASSWORD,
                              render_kw={"autocomplete": "current-password"})
+    keep = BooleanField("Keep me signed in",
+                        description="On this device for 30 days. Unticked: until you close the "
+                                    "browser, 12 hours at most.")
 
 
 class SignupForm(FlaskForm):

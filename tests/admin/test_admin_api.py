@@ -286,3 +286,14 @@ def test_the_delivery_log_lists_and_retries_through_the_admin_api(app, client, s
     retried = client.post(f"{ADMIN}/deliveries/retry", json={"failed": True, "site": "ledger"},
                           **bearer(support))
     assert retried.get_json() == {"due": 1}
+
+
+def test_an_id_token_and_a_third_party_clients_token_get_401(client, user, support):
+    from tests.oidc.helpers import authorize_query, get_code, pkce, redeem
+    verifier = pkce()
+    code = get_code(client, user, authorize_query(verifier=verifier))
+    issued = redeem(client, code, verifier).get_json()
+    for untrusted in (issued["id_token"], issued["access_token"]):
+        answer = client.get(f"{ADMIN}/users", **bearer(untrusted))
+        assert answer.status_code == 401, answer.get_json()
+    assert client.get(f"{ADMIN}/users", **bearer(support)).status_code == 200

@@ -297,3 +297,15 @@ def test_an_id_token_and_a_third_party_clients_token_get_401(client, user, suppo
         answer = client.get(f"{ADMIN}/users", **bearer(untrusted))
         assert answer.status_code == 401, answer.get_json()
     assert client.get(f"{ADMIN}/users", **bearer(support)).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/users/a%00b", "/users/a%00b/events", "/users/x" + "f" * 40])
+def test_a_hostile_user_id_is_a_404_problem(client, support, path):
+    answer = client.get(f"{ADMIN}{path}", **bearer(support))
+    assert answer.status_code == 404 and answer.mimetype == "application/problem+json"
+
+
+def test_a_hostile_client_id_at_the_token_endpoint_is_no_500(client):
+    answer = client.post("/oauth2/token", data={"grant_type": "client_credentials"},
+                         auth=("bad\x00name", "secret"))
+    assert answer.status_code == 401

@@ -65,6 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "REFRESH_REUSE_GRACE": 10,
     "RESET_TOKEN_TTL": 3600,
     "ACCOUNT_DELETION_GRACE_DAYS": 14,  # a deleted account can be restored this long
+    "BROWSER_SESSION_SHORT_SECONDS": 12 * 3600,  # a hosted sign-in not "kept signed in"
     "LIMIT_EXPORT": "5 per hour",  # per account: GET /api/v2/auth/account/export
     # Passwords: argon2id at OWASP's parameters (m=19 MiB, t=2, p=1)
     "PASSWORD_MIN_LENGTH": 8,

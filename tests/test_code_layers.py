@@ -119,9 +119,9 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "admin": ("lifecycle", "accounts", "factors", "sessions", "limits", "mail", "clients",
               "tokens"),
 }
-BASICS = ("audit", "clock", "errors", "events", "text", "addresses", "tools")
+BASICS = ("audit", "clock", "device_names", "errors", "events", "text", "addresses", "tools")
 # The top-level modules over the rooms.
-TIES = ("sign_in", "mail_jobs", "deliveries", "retention", "health")
+TIES = ("sign_in", "mail_jobs", "deliveries", "retention", "health", "new_devices")
 
 
 def _room(module: str) -> str | None:

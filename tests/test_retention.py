@@ -126,3 +126,24 @@ def test_negative_retentions_stop_the_start(monkeypatch, tmp_path):
     monkeypatch.setenv("SVC_AUDIT_RETENTION_DAYS", "-1")
     with pytest.raises(RuntimeError, match="SVC_AUDIT_RETENTION_DAYS"):
         create_app({"INSTANCE_PATH": str(tmp_path)})
+
+
+def test_delivered_events_go_after_the_retention_and_a_failed_one_keeps_its_event(app, clock):
+    from app.domain.clock import now, system_clock
+    from app.models import AccountEvent, Delivery
+    days = app.config["MAIL_RETENTION_DAYS"]
+    with app.app_context():
+        long_ago = system_clock() - timedelta(days=days + 1)
+        for name, status in (("sent", "sent"), ("failed", "failed")):
+            db.session.add(AccountEvent(id=f"evt_{name}", type="user.updated", user_id="u",
+                                        occurred_at=now(), data={}, dispatched_at=now()))
+            db.session.add(Delivery(event_id=f"evt_{name}", site="s", sid="", kind="webhook",
+                                    status=status, attempts=1, next_attempt_at=long_ago,
+                                    created_at=long_ago, finished_at=long_ago))
+        db.session.commit()
+    clock.advance(timedelta(days=days + 1).total_seconds())
+    with app.app_context():
+        for step in retention.STEPS:
+            step.run()
+        assert set(db.session.scalars(select(AccountEvent.id))) == {"evt_failed"}
+        assert [d.status for d in db.session.scalars(select(Delivery))] == ["failed"]

@@ -26,7 +26,15 @@ from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
 from app.extensions import db
-from app.models import AuditEvent, HandoffCode, IdempotentAnswer, OneTimeToken, PushedRequest
+from app.models import (
+    AccountEvent,
+    AuditEvent,
+    Delivery,
+    HandoffCode,
+    IdempotentAnswer,
+    OneTimeToken,
+    PushedRequest,
+)
 
 BATCH = 5_000
 
@@ -91,6 +99,22 @@ def purge_idempotent_answers() -> int:
                            IdempotentAnswer.created_at <= now() - idempotency.KEEP_FOR)
 
 
+def purge_deliveries() -> int:
+    """Deliveries of events sent (or skipped) past SVC_MAIL_RETENTION_DAYS; failed ones stay,
+    for `events retry --failed`."""
+    return outbox_ops.purge(timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"])),
+                            jobs=Delivery)
+
+
+def purge_account_events() -> int:
+    """Events dispatched past SVC_MAIL_RETENTION_DAYS whose deliveries are all gone (a failed
+    one keeps its event: a retry builds its body from it)."""
+    cutoff = now() - timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"]))
+    undelivered = select(Delivery.id).where(Delivery.event_id == AccountEvent.id)
+    return _delete_batched(AccountEvent.id, AccountEvent.dispatched_at.is_not(None)
+                           & (AccountEvent.dispatched_at < cutoff) & ~undelivered.exists())
+
+
 def purge_mail_jobs() -> int:
     """Sent mail jobs (failed ones stay, for `outbox retry --failed`)."""
     return outbox_ops.purge(timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"])))
@@ -107,5 +131,7 @@ STEPS: list[Step] = [
     Step("passkey challenges long expired", passkeys.purge_expired),
     Step("admin API answers kept for Idempotency-Key retries", purge_idempotent_answers),
     Step("mail jobs finished past SVC_MAIL_RETENTION_DAYS", purge_mail_jobs),
+    Step("deliveries of events finished past SVC_MAIL_RETENTION_DAYS", purge_deliveries),
+    Step("account events delivered past SVC_MAIL_RETENTION_DAYS", purge_account_events),
     Step("audit events past their retention", purge_audit_events),
 ]

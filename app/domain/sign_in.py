@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.db.transactions import writes
+from app.domain import new_devices
 from app.domain.audit import ClientInfo
 from app.domain.factors import pending, second_factors
 from app.domain.factors.pending import Proof, SecondFactorRequired
@@ -60,6 +61,8 @@ def finish(user: User, provider: str, sign_in: SignIn,
 
 
 def _open(user: User, provider: str, sign_in: SignIn, second_factor: str | None) -> Opened:
+    if new_devices.is_new(user, sign_in.client):
+        new_devices.tell_owner(user, sign_in.client)
     destination = sign_in.destination
     if isinstance(destination, ToApi):
         return sessions.issue_tokens(user, provider, sign_in.client,

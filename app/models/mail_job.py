@@ -30,6 +30,8 @@ class MailJob(LeasedJob, Model):
     EMAIL_CHANGED = "email_changed"  # to the old address: a link that undoes it
     EMAIL_CHANGE_REFUSED = "email_change_refused"  # to a taken new address: nothing changes
     DELETION_SCHEDULED = "deletion_scheduled"  # a link that undoes it within the grace period
+    NEW_DEVICE = "new_device"  # a sign-in from a device the account has not used
+    RECOVERY_CODE_USED = "recovery_code_used"
     # Statuses: LeasedJob's (pending, sent, skipped, failed)
 
     __table_args__ = (Index("ix_mail_jobs_status_next_attempt", "status", "next_attempt_at"),)

@@ -33,6 +33,9 @@ class AuthSession(Model):
     client_id: Mapped[str | None] = mapped_column(String(64))
     scope: Mapped[str | None] = mapped_column(String(255))
     browser_session_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    # The family site a handoff opened this session for (the device list names it); an OpenID
+    # Connect client's session names its client in client_id instead.
+    site: Mapped[str | None] = mapped_column(String(64))
 
     user: Mapped[User] = relationship(lazy="joined")
 

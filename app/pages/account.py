@@ -10,6 +10,7 @@ from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain.accounts import accounts, identities, providers, recovery
+from app.domain.clients import sites
 from app.domain.errors import (
     AuthError,
     InvalidBody,
@@ -56,6 +57,7 @@ def _render(password_form: ChangePasswordForm | None = None,
     return render_template(
         "pages/account.html", user=user, this_session=signed_in.auth_session.id,
         sessions=sessions.live_sessions(user.id), linked=linked,
+        site_names={site.name: site.display_name for site in sites.all_sites().values()},
         linkable=[p for p in providers.enabled_providers() if p not in linked],
         password_form=password_form or ChangePasswordForm(), action=ActionForm(),
         notice=refusal_notice(request.args.get("error")),

@@ -124,7 +124,9 @@ def _mailed_link() -> str | tuple[str, int]:
                 error.status
         return render_template("pages/mailed_link.html", link=link,
                                done=_(link.done, email=user.email))
-    return render_template("pages/mailed_link.html", link=link, form=form)
+    moving = (address_change.account_moving(form.token.data or "")
+              if request.path == "/email-change" else None)
+    return render_template("pages/mailed_link.html", link=link, form=form, moving=moving)
 
 
 for _path in LINKS:

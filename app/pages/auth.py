@@ -125,6 +125,7 @@ def login_submit() -> Page:
             user = accounts.authenticate(required_text(form.email), required_text(form.password),
                                          client_info(),
                                          throttle.browser_device(browser.device_cookie()))
+        browser.keep_signed_in(bool(form.keep.data))
         return browser.answer(browser.here(target).finish(user, "password"), target)
     except CaptchaProblem as problem:
         form.form_errors.append(captcha.PAGE_WORDS[problem.code])

@@ -12,9 +12,9 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from app.domain.accounts.providers import DISPLAY_NAMES
+from app.domain.device_names import describe
 from app.domain.errors import AuthError, InvalidResetToken, RateLimited
 from app.domain.text import Words
-from app.pages.devices import describe
 from app.web.errors import Failure, register_failures
 
 bp = Blueprint("pages", __name__)

@@ -6,7 +6,7 @@ from typing import cast
 
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
-from wtforms import EmailField, Field, HiddenField, PasswordField, StringField
+from wtforms import BooleanField, EmailField, Field, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
 from app.domain import addresses, text
@@ -38,6 +38,9 @@ class LoginForm(FlaskForm):
                                   "autocapitalize": "none"})
     password = PasswordField(_l("Password"), validators=PASSWORD,
                              render_kw={"autocomplete": "current-password"})
+    keep = BooleanField(_l("Keep me signed in"),
+                        description=_l("On this device for 30 days. Unticked: until you close the "
+                                       "browser, 12 hours at most."))
 
 
 class SignupForm(FlaskForm):

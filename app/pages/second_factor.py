@@ -105,9 +105,9 @@ def _setup_page(form: TotpSetupForm | None = None, status: int = 200) -> Page:
     secret = enrolment.pending_secret(user)
     if secret is None:
         return redirect(url_for(".account"))
+    uri = enrolment.provisioning_uri(user, secret)
     return render_template("pages/totp_setup.html", form=form or TotpSetupForm(),
-                           qr=_qr_code(enrolment.provisioning_uri(user, secret)),
-                           key=_grouped(secret)), status
+                           qr=_qr_code(uri), otpauth=uri, key=_grouped(secret)), status
 
 
 @bp.get("/account/totp")

@@ -16,7 +16,7 @@ from app.domain.factors import pending
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
 from app.domain.limits import known_devices
-from app.domain.sessions import destinations, handoff, sessions
+from app.domain.sessions import browser_sessions, destinations, handoff, sessions
 from app.domain.sessions.browser_sessions import BrowserSignIn
 from app.domain.sessions.destinations import ToBrowser, ToSite
 from app.domain.sign_in import SignIn
@@ -127,12 +127,25 @@ def drop_second_step() -> None:
     session.pop(SECOND_STEP_KEY, None)
 
 
+KEEP_KEY = "svc_keep_signed_in"  # the sign-in form's choice, until the sign-in is done
+
+
+def keep_signed_in(keep: bool) -> None:
+    """The password form's "Keep me signed in", for the sign-in it starts (through its second
+    step). A sign-in without the form (a provider, a passkey) keeps today's 30 days."""
+    session[KEEP_KEY] = keep
+
+
 def _hold(auth_session: AuthSession) -> None:
     """Keep the new session in this browser's cookie. Whatever the cookie held before is
-    dropped, so nothing planted in it before sign-in survives (session fixation)."""
+    dropped, so nothing planted in it before sign-in survives (session fixation). Not kept
+    signed in: a cookie that ends with the browser, and a session that ends within hours."""
+    keep = session.get(KEEP_KEY) is not False
     session.clear()
     login_user(BrowserUser(auth_session))
-    session.permanent = True
+    session.permanent = keep
+    if not keep:
+        browser_sessions.shorten(auth_session)
     _remember_device(auth_session.user)
 
 

@@ -286,3 +286,26 @@ def test_the_delivery_log_lists_and_retries_through_the_admin_api(app, client, s
     retried = client.post(f"{ADMIN}/deliveries/retry", json={"failed": True, "site": "ledger"},
                           **bearer(support))
     assert retried.get_json() == {"due": 1}
+
+
+def test_an_id_token_and_a_third_party_clients_token_get_401(client, user, support):
+    from tests.oidc.helpers import authorize_query, get_code, pkce, redeem
+    verifier = pkce()
+    code = get_code(client, user, authorize_query(verifier=verifier))
+    issued = redeem(client, code, verifier).get_json()
+    for untrusted in (issued["id_token"], issued["access_token"]):
+        answer = client.get(f"{ADMIN}/users", **bearer(untrusted))
+        assert answer.status_code == 401, answer.get_json()
+    assert client.get(f"{ADMIN}/users", **bearer(support)).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/users/a%00b", "/users/a%00b/events", "/users/x" + "f" * 40])
+def test_a_hostile_user_id_is_a_404_problem(client, support, path):
+    answer = client.get(f"{ADMIN}{path}", **bearer(support))
+    assert answer.status_code == 404 and answer.mimetype == "application/problem+json"
+
+
+def test_a_hostile_client_id_at_the_token_endpoint_is_no_500(client):
+    answer = client.post("/oauth2/token", data={"grant_type": "client_credentials"},
+                         auth=("bad\x00name", "secret"))
+    assert answer.status_code == 401

@@ -147,3 +147,20 @@ def test_the_export_holds_the_account_and_no_secret(app, client, user, login):
         stored = db.session.get(User, user.id)
         assert stored.password_hash not in answer.text
     assert tokens["refresh_token"] not in answer.text and "argon2" not in answer.text
+
+
+def test_erasure_takes_only_the_persons_own_mail(app, make_user):
+    """An address holding `_` or `%` is matched as itself, not as a pattern."""
+    from app.domain.lifecycle import leaving
+    from app.domain.mail.outbox import schedule
+    from app.models import MailJob
+    leaving_user = make_user("a_b@example.com")
+    other = make_user("axb@example.com")
+    with app.app_context():
+        for address in (leaving_user.email, other.email):
+            schedule(MailJob.PASSWORD_CHANGED, {"to": address})
+        db.session.commit()
+        leaving.erase(leaving_user.id)
+        left = [job.payload["to"] for job in db.session.scalars(select(MailJob))
+                if job.kind == MailJob.PASSWORD_CHANGED]
+    assert left == ["axb@example.com"]

@@ -311,14 +311,20 @@ def test_page_is_accessible_secure_and_fits(name: str, new_context: ContextFacto
 
 
 def check_at_both_widths(page: Page, axe_source: str, name: str) -> None:
-    """At 360 and 1280 px: nothing scrolls sideways, axe finds no serious violation, and a
-    screenshot goes to build/screenshots/<name>-<width>.png."""
+    """At 360 and 1280 px, light and dark (prefers-color-scheme): nothing scrolls sideways,
+    axe finds no serious violation, and a screenshot goes to
+    build/screenshots/<name>-<width>[-dark].png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for size in (PHONE, DESKTOP):
-        page.set_viewport_size(size)
-        no_horizontal_scroll(page, size["width"])
-        check_axe(page, axe_source, f"{name} at {size['width']} px")
-        page.screenshot(path=str(SCREENSHOTS / f"{name}-{size['width']}.png"), full_page=True)
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        suffix = "-dark" if scheme == "dark" else ""
+        for size in (PHONE, DESKTOP):
+            page.set_viewport_size(size)
+            no_horizontal_scroll(page, size["width"])
+            check_axe(page, axe_source, f"{name} at {size['width']} px, {scheme}")
+            page.screenshot(path=str(SCREENSHOTS / f"{name}-{size['width']}{suffix}.png"),
+                            full_page=True)
+    page.emulate_media(color_scheme="light")
 
 
 def test_keyboard_focus_is_visible(page: Page, site: Site):
@@ -357,7 +363,7 @@ def test_inputs_have_labels_and_the_right_autocomplete(page: Page, site: Site):
     for path, expected in AUTOCOMPLETE.items():
         page.goto(site.url(path))
         found = page.evaluate("""() => Object.fromEntries(
-            [...document.querySelectorAll("main input:not([type=hidden])")]
+            [...document.querySelectorAll("main input:not([type=hidden]):not([type=checkbox])")]
                 .map(el => [el.name, el.getAttribute("autocomplete")]))""")
         assert found == expected, (path, found)
         for name in expected:

@@ -137,3 +137,14 @@ def test_no_page_shows_a_secret(app, clock, make_user, operator):
     for text in pages:
         assert password_hash not in text and totp_secret not in text and secret not in text
         assert not any(code in text for code in codes)
+
+
+@pytest.mark.parametrize("query", [{"email": "a\x00b"}, {"plan": "\x00"}, {"cursor": "\x00"}])
+def test_a_hostile_search_is_refused_in_words(operator, query):
+    browser, _op, _secret = operator
+    answer = browser.get("/admin/", query_string=query)
+    assert answer.status_code == 422
+
+
+def test_a_hostile_logo_name_is_a_404(client):
+    assert client.get("/sites/a%00b/logo").status_code == 404

@@ -72,3 +72,15 @@ def test_a_mailed_link_opened_by_a_scanner_changes_nothing(app, client, user, lo
         assert db.session.get(User, user.id).email == "ada@example.com"
     forged = client.post("/email-change", data={"token": link.split("token=")[1]})
     assert forged.status_code == 400  # no CSRF token: not from our page
+
+
+def test_the_change_page_names_the_account_it_moves_before_anything_changes(app, client, user,
+                                                                           login, mailbox):
+    tokens = login(user)
+    client.post("/api/v2/auth/email", headers={"Authorization": f"Bearer {tokens['access_token']}"},
+                json={"new_email": "victim@example.com", "password": user.password})
+    link = mailbox.last_link("victim@example.com", "/email-change")
+    page = app.test_client().get(link.split("5000", 1)[-1])
+    assert "This moves the account" in page.text and user.email in page.text
+    with app.app_context():
+        assert db.session.get(User, user.id).email == user.email

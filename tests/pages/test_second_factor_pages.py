@@ -315,3 +315,24 @@ def test_changing_the_password_needs_a_recent_sign_in_or_a_fresh_code(client, en
     fresh = {**change, "second_factor_code": code_at(secret, clock)}
     done = submit(client, "/account/password", fresh, token_from="/account")
     assert done.status_code == 302
+
+
+def test_the_setup_page_offers_the_otpauth_link_and_the_codes_a_download(app, make_user, clock):
+    import re
+    from html import unescape
+    from urllib.parse import unquote
+
+    from tests.support.accounts import OWNED
+    from tests.support.pages import submit
+    from tests.support.second_factors import code_at
+    account = make_user("phone@example.com", **OWNED)
+    browser = app.test_client()
+    submit(browser, "/login", {"email": account.email, "password": account.password})
+    submit(browser, "/account/totp/start", {}, token_from="/account")
+    page = browser.get("/account/totp").text
+    assert 'href="otpauth://totp/' in page
+    secret = re.search(r'<code class="key">([A-Z2-7 ]+)</code>', page).group(1).replace(" ", "")
+    done = submit(browser, "/account/totp", {"code": code_at(secret, clock)}).text
+    codes = re.findall(r"<li><code>([a-z0-9-]+)</code></li>", done)
+    download = unescape(re.search(r'href="data:text/plain;charset=utf-8,([^"]+)"', done).group(1))
+    assert unquote(download).split() == codes

@@ -118,3 +118,14 @@ def test_a_reset_mail_from_a_site_names_it(client, user, branded, mailbox):
     submit(client, "/forgot-password?callback=books", {"email": user.email})
     mail = mailbox.to(user.email)[-1]
     assert "from Book Club" in mail.get_body(("plain",)).get_content()
+
+
+def test_the_device_list_names_the_site_a_session_was_opened_for(client, user, branded):
+    from urllib.parse import parse_qs, urlsplit
+    answer = submit(client, "/login?callback=books", {"email": user.email,
+                                                      "password": user.password})
+    code = parse_qs(urlsplit(answer.headers["Location"]).query)["code"][0]
+    exchanged = client.post("/api/v2/auth/exchange-code", json={"code": code,
+                                                               "provider": "password"})
+    assert exchanged.status_code == 200, exchanged.get_json()
+    assert "for Book Club" in client.get("/account").text

@@ -4,6 +4,7 @@ the outbox's worker, outside any request: the language is the account's, never a
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -17,6 +18,7 @@ from sqlalchemy import select
 from app.domain.accounts.providers import DISPLAY_NAMES
 from app.domain.clients import sites
 from app.extensions import db
+from app.domain.device_names import describe
 from app.infra.mail import Message
 from app.models import User
 
@@ -127,3 +129,13 @@ def email_changed(to: str, new: str, token: str) -> Message:
 def deletion_scheduled(to: str, token: str, days: int) -> Message:
     return _message(to, _l("Your account will be deleted"), "deletion_scheduled", days=days,
                     link=_link("/account/restore", token))
+
+
+def new_device(to: str, user_agent: str | None, at: str) -> Message:
+    """A sign-in from a device the account has not used: which, and when."""
+    return _message(to, _l("A new sign-in to your account"), "new_device",
+                    device=describe(user_agent), at=datetime.fromisoformat(at))
+
+
+def recovery_code_used(to: str, left: int) -> Message:
+    return _message(to, _l("A recovery code was used"), "recovery_code_used", left=left)

@@ -3,13 +3,14 @@ token."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy import Select, and_, func, or_, select
 
-from app.domain import addresses
+from app.domain import addresses, text
 from app.domain.admin.pages import Page, cursor_of, page_size, position_of
 from app.domain.errors import InvalidBody, NotFound
 from app.domain.factors import second_factors
@@ -41,6 +42,9 @@ def _escaped(prefix: str) -> str:
 
 
 def _filtered(search: Search) -> Select[User]:
+    for untrusted in (search.email_prefix, search.plan):
+        if untrusted is not None and not text.is_printable(untrusted):
+            raise InvalidBody("Search for printable text only.")
     query = select(User)
     if search.email_prefix:
         key_prefix = addresses.key(search.email_prefix) or search.email_prefix.lower()
@@ -86,8 +90,11 @@ def _created_at(untrusted: str) -> datetime:
     return at
 
 
+ACCOUNT_ID = re.compile(r"^[0-9a-f-]{1,36}$")  # what new_id makes: only such an id is looked up
+
+
 def require_user(untrusted_id: str) -> User:
-    user = db.session.get(User, untrusted_id) if len(untrusted_id) <= 36 else None
+    user = db.session.get(User, untrusted_id) if ACCOUNT_ID.match(untrusted_id) else None
     if user is None:
         raise NotFound("No account has this id.")
     return user

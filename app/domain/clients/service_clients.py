@@ -12,7 +12,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from app.db.transactions import writes
-from app.domain.clients import registration
+from app.domain.clients import registration, sites
 from app.domain.clock import now
 from app.domain.errors import AuthError, InsufficientScope, InvalidBody, InvalidToken
 from app.domain.tokens import tokens
@@ -84,7 +84,9 @@ def _of(row: ServiceClient) -> Service:
 
 
 def find(untrusted_name: str | None) -> Service | None:
-    row = db.session.get(ServiceClient, untrusted_name) if untrusted_name else None
+    # Only a well-formed name reaches the database (PostgreSQL cannot even compare a NUL).
+    well_formed = untrusted_name is not None and sites.SITE_NAME.match(untrusted_name)
+    row = db.session.get(ServiceClient, untrusted_name) if well_formed else None
     return _of(row) if row is not None else None
 
 

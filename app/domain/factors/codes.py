@@ -9,12 +9,13 @@ import secrets
 from datetime import datetime
 
 import pyotp
-from sqlalchemy import delete, update
+from sqlalchemy import delete, func, select, update
 
 from app.db.rows import changed
 from app.domain.clock import now
+from app.domain.mail.outbox import schedule
 from app.extensions import db
-from app.models import RecoveryCode, TotpFactor, User
+from app.models import MailJob, RecoveryCode, TotpFactor, User
 
 STEP = 30  # seconds: the RFC's and every app's default
 WINDOW = 1  # steps either side of now that a code may come from (clock drift, slow typing)
@@ -84,7 +85,13 @@ def _use_recovery_code(user: User, code: str) -> bool:
                                    RecoveryCode.code_hash == _code_hash(user.id, code),
                                    RecoveryCode.used_at.is_(None))
         .values(used_at=now()).execution_options(synchronize_session=False))
-    return used == 1
+    if used != 1:
+        return False
+    left = db.session.scalar(select(func.count()).select_from(RecoveryCode).where(
+        RecoveryCode.user_id == user.id, RecoveryCode.used_at.is_(None))) or 0
+    # The owner hears of every use: a recovery code used by someone else is a taken account.
+    schedule(MailJob.RECOVERY_CODE_USED, {"to": user.email, "left": int(left)})
+    return True
 
 
 def use_code(user: User, code: str) -> str | None:

@@ -67,6 +67,15 @@ def changed_mail(job: Job) -> Message | None:
     return emails.email_changed(job.payload["old"], job.payload["new"], raw)
 
 
+def account_moving(raw: str) -> str | None:
+    """The current address of the account a live change link would move (nothing used): the
+    page says whose account it is before anyone presses its button, so a person sent a link
+    for someone else's account does not hand it their address."""
+    row = mailed_links.live(raw, CHANGE)
+    user = db.session.get(User, row.user_id) if row else None
+    return user.email if user is not None else None
+
+
 @writes
 def confirm_change(raw: str, client: ClientInfo) -> User:
     """Open the new address's link: the account takes the address (proved by the link)."""

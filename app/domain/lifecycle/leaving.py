@@ -5,6 +5,7 @@ without personal data."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 from datetime import timedelta
 
@@ -126,10 +127,13 @@ def erase(user_id: str) -> None:
     for model in (AuthSession, Identity, TotpFactor, RecoveryCode, Passkey, PendingSignIn,
                   OneTimeToken, HandoffCode):
         db.session.execute(delete(model).where(model.user_id == user_id))
-    db.session.execute(delete(MailJob).where(or_(
-        cast(MailJob.payload, String).contains(email),
-        cast(MailJob.payload, String).contains(user_id))))
-    db.session.execute(delete(PushedRequest).where(PushedRequest.params.contains(email)))
+    # As JSON keeps them: a non-ASCII address is escaped there.
+    needles = {email, json.dumps(email)[1:-1], user_id}
+    payload = cast(MailJob.payload, String)
+    db.session.execute(delete(MailJob).where(
+        or_(*(payload.contains(n, autoescape=True) for n in needles))))
+    db.session.execute(delete(PushedRequest).where(
+        or_(*(PushedRequest.params.contains(n, autoescape=True) for n in needles))))
     db.session.execute(update(AuditEvent).where(AuditEvent.user_id == user_id)
                        .values(ip=None, user_agent=None))
     db.session.execute(update(AccountEvent).where(AccountEvent.user_id == user_id)

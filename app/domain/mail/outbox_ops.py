@@ -22,6 +22,7 @@ from app.domain.clock import system_clock
 from app.extensions import db
 from app.infra.lanes import due_now
 from app.models import MailJob
+from app.models.leased_job import LeasedJob
 
 log = logging.getLogger("svc_auth.mail")
 STATUSES = (MailJob.PENDING, MailJob.SENT, MailJob.SKIPPED, MailJob.FAILED)
@@ -54,13 +55,13 @@ def retry(*, failed: bool) -> int:
 
 
 @writes
-def purge(older_than: timedelta, *, failed: bool = False) -> int:
-    """Delete jobs sent or skipped more than `older_than` ago (with `failed`, failed ones too:
-    their mail will never go). How many were deleted."""
-    done = [MailJob.SENT, MailJob.SKIPPED, *([MailJob.FAILED] if failed else [])]
+def purge(older_than: timedelta, *, failed: bool = False,
+          jobs: type[LeasedJob] = MailJob) -> int:
+    """Delete jobs (mail, or another lane's: `jobs`) sent or skipped more than `older_than` ago
+    (with `failed`, failed ones too: they will never go). How many were deleted."""
+    done = [jobs.SENT, jobs.SKIPPED, *([jobs.FAILED] if failed else [])]
     deleted = changed(
-        delete(MailJob).where(MailJob.status.in_(done),
-                              MailJob.finished_at < system_clock() - older_than)
+        delete(jobs).where(jobs.status.in_(done), jobs.finished_at < system_clock() - older_than)
         .execution_options(synchronize_session=False))
     return int(deleted)
 

@@ -5,10 +5,14 @@ a person signs in on the hosted pages. The Flask-Login and cookie side is app/we
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
+
+from flask import current_app
 
 from app.db.transactions import writes
 from app.domain.audit import ClientInfo
 from app.domain.sessions import handoff, sessions
+from app.extensions import db
 from app.models import AuthSession, User
 
 
@@ -16,6 +20,17 @@ from app.models import AuthSession, User
 class BrowserSignIn:
     session: AuthSession
     code: str | None  # for the client site the sign-in came from, if any
+
+
+@writes
+def shorten(session: AuthSession) -> None:
+    """A browser session not kept signed in: it ends BROWSER_SESSION_SHORT_SECONDS after it
+    began, whatever the browser does with its cookie."""
+    limit = session.created_at + timedelta(
+        seconds=int(current_app.config["BROWSER_SESSION_SHORT_SECONDS"]))
+    live = db.session.get(AuthSession, session.id)
+    if live is not None and live.expires_at > limit:
+        live.expires_at = limit
 
 
 @writes

@@ -98,6 +98,8 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
     issued = sessions.issue_tokens(user, code.provider, client,
                                    second_factor=code.second_factor)
     code.session_id = issued.session.id
+    site = sites.handoff_site_of(code.redirect_uri)
+    issued.session.site = site.name if site else None
     return issued
 
 

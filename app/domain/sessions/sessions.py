@@ -118,7 +118,7 @@ def open_session(user: User, provider: str, client: ClientInfo,
         "client_id": for_client.client_id if for_client else None,
         "scope": for_client.scope if for_client else None,
         "browser_session_id": for_client.browser_session_id if for_client else None,
-        "second_factor": second_factor,
+        "second_factor": second_factor, "site": None,
     }, user=user)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
     return session

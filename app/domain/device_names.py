@@ -1,4 +1,4 @@
-"""A readable name for the device behind a user agent, for the account's session list."""
+"""A readable name for the device behind a user agent: the account's session list, and mails."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """the language an account chose on a page, for its pages and its mails
 
-Revision ID: 0022
-Revises: 0021
+Revision ID: 0023
+Revises: 0022
 Create Date: 2026-11-28 07:00:00.000000
 
 """
@@ -10,8 +10,8 @@ import sqlalchemy as sa
 
 
 # revision identifiers, used by Alembic.
-revision = '0022'
-down_revision = '0021'
+revision = '0023'
+down_revision = '0022'
 branch_labels = None
 depends_on = None
 

@@ -260,11 +260,3 @@ def confirm_email() -> Page:
     except AuthError as error:
         return _page("pages/confirm_email.html", None, error.status, error=error)
     return _page("pages/confirm_email.html", None, email=user.email)
-
-
-# Sign-out ------------------------------------------------------------------------------------
-
-@bp.post("/logout")
-def logout() -> Response:
-    browser.sign_out()  # CSRFProtect checked the form's token before we got here
-    return redirect(url_for(".login_form"))

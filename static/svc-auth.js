@@ -76,6 +76,17 @@ function problemError(response, body, fallback) {
   return error;
 }
 
+/** The session id (`sid`) an access token carries, "" when it has none or is not a JWT. */
+function sessionIdOf(token) {
+  try {
+    const payload = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const sid = JSON.parse(atob(payload)).sid;
+    return typeof sid === "string" ? sid : "";
+  } catch {
+    return "";
+  }
+}
+
 function report(error) {
   if (typeof globalThis.reportError === "function") globalThis.reportError(error);
   else setTimeout(() => { throw error; });
@@ -247,12 +258,26 @@ export class SvcAuth {
   }
 
   /**
-   * End this session at the service, then clear both tokens and fire "signedout". A failed
-   * logout call is ignored; an expired access token is refreshed once first, so that the
-   * session really ends rather than being merely forgotten here.
+   * End this site's session at the service, clear both tokens and fire "signedout"; then, unless
+   * `hosted` is false, end the service's own browser session too, so that the next sign-in asks
+   * again: the browser goes through the service's sign-out and comes back to `returnTo` (a
+   * redirect URI registered for this site; by default the site's first one, as startLogin).
+   * A failed logout call is ignored; an expired access token is refreshed once first, so that
+   * the session really ends rather than being merely forgotten here.
+   * @param {object} [options]
+   * @param {boolean} [options.hosted]   also end the service's browser session (default true)
+   * @param {string} [options.returnTo]  where the browser comes back to after it
    */
-  async signOut() {
+  async signOut({ hosted = true, returnTo } = {}) {
+    const query = new URLSearchParams();
+    if (returnTo) query.set("redirect_uri", returnTo);
+    else if (this.#site) query.set("callback", this.#site);
+    else if (hosted) {
+      throw new TypeError("SvcAuth.signOut: a returnTo (or the site option) is needed, " +
+                          "or { hosted: false }");
+    }
     const token = this.accessToken;
+    const sid = sessionIdOf(token);
     try {
       const response = token ? await this.#logout(token) : null;
       if (response?.status === 401 && this.refreshToken) {
@@ -263,6 +288,9 @@ export class SvcAuth {
       // offline or the service is down: the tokens are dropped here all the same
     }
     this.#signOutHere();
+    if (!hosted) return;
+    if (sid) query.set("sid", sid);
+    location.assign(`${this.#baseUrl}/logout?${query}`);
   }
 
   #logout(token) {

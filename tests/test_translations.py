@@ -46,9 +46,6 @@ def test_the_extraction_finds_the_pages_the_forms_the_domain_and_the_mails():
     assert len(EXTRACTED) > 250
 
 
-# The French, German and Spanish catalogues are being written (issue 25): remove this mark once
-# every message is translated.
-@pytest.mark.xfail(reason="catalogues not yet complete (issue 25)", strict=False)
 @pytest.mark.parametrize("code", SHIPPED)
 def test_every_message_is_translated(code):
     catalogue = _catalogue(code)

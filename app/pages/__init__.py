@@ -9,6 +9,7 @@ from app.pages import (  # noqa: F401  (their routes register on bp)
     link,
     passkeys,
     second_factor,
+    sign_out,
 )
 from app.pages.blueprint import bp, error_page
 

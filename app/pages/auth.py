@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import redirect, render_template, request, session, url_for
+from flask import current_app, redirect, render_template, request, session, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.wrappers import Response
@@ -25,7 +25,7 @@ from app.domain.errors import (
     refusal_notice,
 )
 from app.domain.limits import throttle
-from app.pages.blueprint import bp, refusal, too_many
+from app.pages.blueprint import bp, duration, refusal, too_many
 from app.pages.forms import (
     ForgotPasswordForm,
     LoginForm,
@@ -213,7 +213,8 @@ def forgot_submit() -> Page:
         return _captcha_page("pages/forgot_password.html", target, problem.status, widget,
                              form=form)
     recovery.request_reset(required_text(form.email), client_info(), _site_of(target))
-    return _page("pages/forgot_sent.html", target, 202, email=required_text(form.email))
+    return _page("pages/forgot_sent.html", target, 202, email=required_text(form.email),
+                 lasts=duration(int(current_app.config["RESET_TOKEN_TTL"])))
 
 
 RESET_TOKEN_KEY = "svc_reset_token"  # noqa: S105 (a session key)
@@ -260,11 +261,3 @@ def confirm_email() -> Page:
     except AuthError as error:
         return _page("pages/confirm_email.html", None, error.status, error=error)
     return _page("pages/confirm_email.html", None, email=user.email)
-
-
-# Sign-out ------------------------------------------------------------------------------------
-
-@bp.post("/logout")
-def logout() -> Response:
-    browser.sign_out()  # CSRFProtect checked the form's token before we got here
-    return redirect(url_for(".login_form"))

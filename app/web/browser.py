@@ -167,5 +167,6 @@ def hand_back(browser_user: BrowserUser, target: Target) -> Response:
     """Send a signed-in person to a client site with a fresh one-time code (single sign-on)."""
     provider = browser_user.auth_session.provider
     code = handoff.issue_code(browser_user.user, provider, target.hand_to(),
-                              second_factor=browser_user.auth_session.second_factor)
+                              second_factor=browser_user.auth_session.second_factor,
+                              browser_session_id=browser_user.auth_session.id)
     return send_back(target, code=code, provider=provider)

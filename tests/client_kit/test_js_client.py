@@ -204,7 +204,7 @@ def test_another_brand_uses_its_own_keys_and_sign_out_ends_the_session(
         assert page.evaluate("() => window.kit.auth.accessToken") == signed_in[
             "acme_access_token"]
         logouts = requests_to(context, kit.service_url("/api/v2/auth/logout"))
-        settle(page, "() => window.kit.auth.signOut()")
+        settle(page, "() => window.kit.auth.signOut({ hosted: false })")
         assert len(logouts) == 1
         assert logouts[0].all_headers()["authorization"] == (
             f"Bearer {signed_in['acme_access_token']}")
@@ -229,7 +229,7 @@ def test_sign_out_with_an_expired_access_token_still_ends_the_session(
         set_tokens(page, GARBAGE, tokens["refresh_token"])
         logouts = Statuses(context, kit.service_url("/api/v2/auth/logout"))
         refreshes = requests_to(context, kit.service_url("/api/v1/auth/refresh"))
-        settle(page, "() => window.kit.auth.signOut()")
+        settle(page, "() => window.kit.auth.signOut({ hosted: false })")
         return {"logouts": logouts.seen, "refreshes": len(refreshes),
                 "stored": local_storage(page), "events": events(page)}
 
@@ -519,3 +519,39 @@ def test_a_v1_login_that_needs_a_second_factor_says_where_to_sign_in(
         assert errors == []
 
     browser_thread.run(in_context(site, scenario))
+
+
+def test_sign_out_ends_the_hosted_session_too_so_the_next_sign_in_asks(
+        kit: Kit, browser_thread: BrowserThread):
+    site = kit.symbols
+    email = kit.create_account()
+
+    def sign_in_through_the_service(page: Page) -> None:
+        page.get_by_role("button", name="Sign in with the service").click()
+        page.wait_for_url(re.compile("^" + re.escape(kit.service_url("/login?"))))
+
+    def scenario(context: BrowserContext) -> dict[str, Any]:
+        page = open_site(context, site)
+        errors = watch_errors(page)
+        sign_in_through_the_service(page)
+        page.get_by_label("Email").fill(email)
+        page.get_by_label("Password", exact=True).fill(PASSWORD)
+        page.get_by_role("button", name="Sign in", exact=True).click()
+        page.wait_for_url(site.url("/"))
+        page.wait_for_selector("body[data-ready=true]", state="attached")
+        expect(page.locator("#who")).to_have_text("Signed in")
+        refresh_token = local_storage(page)["svc_refresh_token"]
+
+        page.get_by_role("button", name="Sign out").click()
+        page.wait_for_url(site.url("/"))  # through the service's sign-out and back home
+        page.wait_for_selector("body[data-ready=true]", state="attached")
+        after = local_storage(page)
+        sign_in_through_the_service(page)  # the hosted session is over: the form is shown
+        asks = page.get_by_label("Password", exact=True).is_visible()
+        return {"refresh_token": refresh_token, "after": after, "asks": asks, "errors": errors}
+
+    seen = browser_thread.run(in_context(site, scenario))
+    assert seen["after"] == {}
+    assert seen["asks"]
+    assert service_refresh_status(kit, seen["refresh_token"]) == 401
+    assert seen["errors"] == []

@@ -283,9 +283,10 @@ def revoke(session_id: str, client: ClientInfo) -> None:
 
 @writes
 def end_single_sign_on(browser_session_id: str, user_id: str, client: ClientInfo) -> None:
-    """RP-initiated logout: the browser session and every client session opened through it."""
+    """RP-initiated logout: the browser session and every OpenID Connect client's session opened
+    through it (a family site's sessions end by its own sign-out)."""
     opened = list(db.session.scalars(select(AuthSession.id).where(
-        AuthSession.browser_session_id == browser_session_id,
+        AuthSession.browser_session_id == browser_session_id, AuthSession.client_id.is_not(None),
         AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))))
     for session_id in [browser_session_id, *opened]:
         sessions.revoke_all(user_id, "logout", only_session=session_id)

@@ -4,6 +4,7 @@ a person signs in on the hosted pages. The Flask-Login and cookie side is app/we
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -44,6 +45,24 @@ def open_browser_session(user: User, provider: str, client: ClientInfo, *,
     if replacing is not None:
         sessions.log_out(replacing.id, replacing.user_id, sessions.LogoutScope.LOCAL, client)
     session = sessions.open_session(user, provider, client, second_factor=second_factor)
-    code = (handoff.issue_code(user, provider, hand_to, second_factor=second_factor)
+    code = (handoff.issue_code(user, provider, hand_to, second_factor=second_factor,
+                               browser_session_id=session.id)
             if hand_to is not None else None)
     return BrowserSignIn(session, code)
+
+
+_SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def site_signed_out_of(untrusted_session_id: str | None, browser_session: AuthSession) -> bool:
+    """Whether a client site's session opened through `browser_session` (by a handoff code) has
+    ended and is named by `untrusted_session_id`: the site's sign-out asking that the browser
+    session end too. Only the site holds that id (its tokens' `sid`), so a page elsewhere
+    cannot sign a person out this way (that asks them first)."""
+    if not untrusted_session_id or not _SESSION_ID.match(untrusted_session_id):
+        return False
+    site_session = db.session.get(AuthSession, untrusted_session_id)
+    return (site_session is not None and site_session.site is not None
+            and site_session.user_id == browser_session.user_id
+            and site_session.browser_session_id == browser_session.id
+            and site_session.revoked_at is not None)

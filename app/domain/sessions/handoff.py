@@ -59,15 +59,17 @@ class HandTo:
 
 @writes
 def issue_code(user: User, provider: str, hand_to: HandTo, *,
-               second_factor: str | None = None) -> str:
+               second_factor: str | None = None, browser_session_id: str | None = None) -> str:
     """A code for `user`'s client site; EmailNotConfirmed when the account may not sign in.
-    `second_factor`: the one the sign-in proved, if any."""
+    `second_factor`: the one the sign-in proved, if any; `browser_session_id`: the browser
+    session of our pages it was issued through, which the site's sign-out may end too."""
     sessions.require_confirmed(user)
     raw = tokens.new_secret()
     at = now()
     db.session.add(HandoffCode(code_hash=tokens.hash_secret(raw), user_id=user.id,
                                provider=provider, redirect_uri=hand_to.redirect_uri,
                                second_factor=second_factor,
+                               browser_session_id=browser_session_id,
                                code_challenge=hand_to.code_challenge, created_at=at,
                                expires_at=at + CODE_TTL))
     return raw
@@ -100,6 +102,7 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
     code.session_id = issued.session.id
     site = sites.handoff_site_of(code.redirect_uri)
     issued.session.site = site.name if site else None
+    issued.session.browser_session_id = code.browser_session_id
     return issued
 
 

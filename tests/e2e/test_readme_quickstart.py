@@ -108,8 +108,14 @@ def test_the_redirect_quickstart_signs_in_and_out_with_the_client_kit(service, r
             assert page.url == site + "/"  # the code and state are out of the address bar
             stored = page.evaluate("() => localStorage.getItem('svc_refresh_token')")
             page.get_by_role("button", name="Sign out").click()
+            # Through the service's sign-out and back to the page, signed out.
+            page.wait_for_url(site + "/")
             expect(page.locator("#who")).to_have_text("Signed out.")
             assert page.evaluate("() => localStorage.getItem('svc_access_token')") is None
+            # The hosted session ended too: the next sign-in asks for the password again.
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(re.compile(re.escape(service.url("/login")) + r"\?"))
+            expect(page.get_by_label("Password", exact=True)).to_be_visible()
             return stored
         finally:
             context.close()

@@ -1,6 +1,7 @@
 """Settings: defaults, then SVC_* environment variables, then the caller's overrides.
 
-Read once in the app factory, never at import time. Every setting is documented in the README.
+Read once in the app factory, never at import time. What each setting means is in
+app/config_reference.py, from which docs/operators/configuration.md is generated.
 """
 
 from __future__ import annotations

@@ -539,20 +539,24 @@ def test_an_answer_naming_another_account_is_refused(client, with_passkey, make_
 # Where the script and its CSP appear ------------------------------------------------------------
 
 def test_the_pages_that_offer_passkeys_load_only_our_own_script(client, with_passkey):
-    """The login page, the second step and the account page: one script, ours, from our origin,
-    calling back only to us; nothing inline. Every other page keeps the policy with no script."""
+    """The login page, the second step and the account page: our scripts only (passkeys, and
+    the show-password button beside a password field), from our origin, calling back only to
+    us; nothing inline. A page with a password field runs the show-password script but calls
+    nothing; every other page keeps the policy with no script."""
     strict = CONTENT_SECURITY_POLICY
     login = client.get("/login")
     assert login.headers["Content-Security-Policy"] == (
         f"{strict}; script-src 'self'; connect-src 'self'")
     assert re.findall(r"<script[^>]*>", login.get_data(as_text=True)) == [
-        '<script src="/static/passkeys.js" defer>']
+        '<script src="/static/passkeys.js" defer>',
+        '<script src="/static/show-password.js" data-show="Show" data-hide="Hide" defer>']
     sign_in_with_password(client, with_passkey)
     second = client.get("/login/second-factor")
     assert "script-src 'self'; connect-src 'self'" in second.headers["Content-Security-Policy"]
-    for path in ("/signup", "/forgot-password"):
-        page = client.get(path)
-        assert page.headers["Content-Security-Policy"] == strict and "<script" not in page.text
+    signup = client.get("/signup")
+    assert signup.headers["Content-Security-Policy"] == f"{strict}; script-src 'self'"
+    forgot = client.get("/forgot-password")
+    assert forgot.headers["Content-Security-Policy"] == strict and "<script" not in forgot.text
 
 
 def test_with_captcha_widget_the_login_policy_opens_to_both(app, client, user):

@@ -1,23 +1,25 @@
-// "Show" beside each password field of the hosted pages: the page works without it, and the
-// button only switches the field between hidden and shown text. Its words come from the page
-// (data-show / data-hide on this script's tag), so they follow the page's language.
+// The show-password buttons of the hosted pages (templates/_forms.html, `show_password`): each is
+// rendered hidden beside its field, already in the page's language; this script shows it and makes
+// it switch the field between hidden and shown text. A toggle button: its name stays the same and
+// aria-pressed says whether the password is shown. Without this script no button appears and
+// every form works as before.
 (function () {
   "use strict";
-  var script = document.currentScript;
-  var show = (script && script.dataset.show) || "Show";
-  var hide = (script && script.dataset.hide) || "Hide";
-  document.querySelectorAll('input[type="password"]:not([data-toggle])').forEach(function (input) {
-    input.setAttribute("data-toggle", "");
-    var button = document.createElement("button");
-    button.type = "button";
-    button.className = "show-password";
-    button.textContent = show;
-    if (input.id) button.setAttribute("aria-controls", input.id);
-    button.addEventListener("click", function () {
-      var shown = input.type === "text";
-      input.type = shown ? "password" : "text";
-      button.textContent = shown ? show : hide;
-    });
-    input.insertAdjacentElement("afterend", button);
-  });
+
+  function wire(button) {
+    const input = document.getElementById(button.getAttribute("aria-controls"));
+    if (!input || input.type !== "password") return;
+
+    function show(shown) {
+      input.type = shown ? "text" : "password";
+      button.setAttribute("aria-pressed", shown ? "true" : "false");
+    }
+
+    button.addEventListener("click", function () { show(input.type === "password"); });
+    // Sent as a password field, so the browser's password manager sees a password.
+    if (input.form) input.form.addEventListener("submit", function () { show(false); });
+    button.hidden = false;
+  }
+
+  document.querySelectorAll("button.show-password[aria-controls]").forEach(wire);
 })();

@@ -16,7 +16,6 @@ from app.domain.device_names import describe
 from app.domain.errors import AuthError, InvalidResetToken, RateLimited
 from app.domain.text import Words
 from app.web.errors import Failure, register_failures
-from app.web.headers import with_own_script
 
 bp = Blueprint("pages", __name__)
 bp.add_app_template_filter(describe, "device")
@@ -43,18 +42,6 @@ ERROR_TEXT = {
     500: (_l("Something went wrong on our side"), _l("Try again in a moment.")),
     503: (_l("We are briefly unavailable"), _l("Try again in a moment.")),
 }
-
-
-@bp.after_request
-def _allow_own_script(response: Response) -> Response:
-    """A page with a password field loads the show-password script (templates/_forms.html):
-    its policy lets our own scripts run, as the passkey pages' does; no other page's does."""
-    if response.mimetype == "text/html" and not response.direct_passthrough \
-            and b"/static/show-password.js" in response.get_data():
-        policy = with_own_script({key: value for key, value in response.headers.items()
-                                  if key == "Content-Security-Policy"}, calls_back=False)
-        response.headers["Content-Security-Policy"] = policy["Content-Security-Policy"]
-    return response
 
 
 def error_page(status: int, detail: str | None = None, *,

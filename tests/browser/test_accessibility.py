@@ -31,6 +31,7 @@ from tests.support.browser import (
     read_mail,
     sign_in_with_form,
     signed_in_and_confirmed,
+    start_authenticator,
 )
 
 pytestmark = pytest.mark.e2e
@@ -148,13 +149,6 @@ def link_account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str,
     return site.base_url, lambda: page.goto(site.url("/login/link"))
 
 
-def _totp_code(page: Page) -> str:
-    """The code of the key the setup page shows, now (the server runs the real clock)."""
-    import pyotp
-
-    return pyotp.TOTP(page.locator("code.key").inner_text().replace(" ", "")).now()
-
-
 def totp_setup(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
     signed_in_and_confirmed(page, site, "a11y-totp")
     page.get_by_role("button", name="Set up an authenticator app").click()
@@ -164,15 +158,12 @@ def totp_setup(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, L
 
 def _enrolled(page: Page, site: Site, label: str) -> str:
     email = signed_in_and_confirmed(page, site, label)
-    page.get_by_role("button", name="Set up an authenticator app").click()
-    page.get_by_label("Code").fill(_totp_code(page))
+    start_authenticator(page)
     return email
 
 
 def recovery_codes(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
-    signed_in_and_confirmed(page, site, "a11y-codes")
-    page.get_by_role("button", name="Set up an authenticator app").click()
-    page.get_by_label("Code").fill(_totp_code(page))
+    _enrolled(page, site, "a11y-codes")
     return site.base_url, _submit(page, "Turn on")
 
 
@@ -309,6 +300,12 @@ def test_page_is_accessible_secure_and_fits(name: str, new_context: ContextFacto
     assert not foreign, f"requests to another origin: {foreign}"
     stylesheets = [url for url in loaded if url.endswith(".css")]
     assert stylesheets == [origin + "/static/svc.css"], loaded
+    # Scripts: only our own small ones (show-password, copy the codes), and only where the
+    # policy lets them run.
+    scripts = [url for url in loaded if url.endswith(".js")]
+    assert set(scripts) <= {origin + "/static/show-password.js",
+                            origin + "/static/copy-codes.js"}, scripts
+    assert ("script-src" in response.headers["content-security-policy"]) == bool(scripts)
     check_at_both_widths(page, axe_source, name)
 
 

@@ -260,3 +260,18 @@ def signed_in_and_confirmed(page: Page, site: Site, label: str) -> str:
     expect(page.get_by_role("heading", name="Email confirmed")).to_be_visible()
     page.goto(site.url("/account"))
     return address
+
+
+def totp_code(page: Page) -> str:
+    """The code of the key the authenticator setup page shows, now (the server runs the real
+    clock)."""
+    import pyotp
+
+    return pyotp.TOTP(page.locator("code.key").inner_text().replace(" ", "")).now()
+
+
+def start_authenticator(page: Page) -> None:
+    """From the account page of a confirmed account: set up an authenticator app and fill in its
+    code; the form's "Turn on" is left to press."""
+    page.get_by_role("button", name="Set up an authenticator app").click()
+    page.get_by_label("Code").fill(totp_code(page))

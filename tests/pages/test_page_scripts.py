@@ -1,14 +1,17 @@
 """What the hosted pages render for their small scripts and provider buttons (issue 25, part 3):
 the show-password buttons and the recovery codes' copy button, hidden and in the page's language
-until our own script shows them, with the policy that lets only that script run. (In Chromium:
+until our own script shows them, with the policy that lets only that script run; and the
+provider buttons with the providers' marks, served from our own origin. (In Chromium:
 tests/browser/test_page_scripts.py.)"""
 
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 
+from app.domain.accounts.providers import PROVIDERS
 from app.pages.own_scripts import own_script
 from app.web.headers import CONTENT_SECURITY_POLICY
 from tests.support.accounts import OWNED
@@ -17,6 +20,7 @@ from tests.support.second_factors import code_at
 
 SHOW_PASSWORD = '<script src="/static/show-password.js" defer>'
 COPY_CODES = '<script src="/static/copy-codes.js" defer>'
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def scripts(page) -> list[str]:
@@ -65,6 +69,37 @@ def test_a_page_without_a_password_field_runs_no_script(client):
 def test_only_our_own_page_scripts_can_be_asked_for(app):
     with app.test_request_context("/"), pytest.raises(ValueError):
         own_script("https://evil.example/x.js")
+
+
+def test_provider_buttons_come_first_with_their_mark_and_their_words(client):
+    page = client.get("/login?callback=symbols").text
+    buttons = page.index('class="providers"')
+    assert buttons < page.index('<form method="post" action="/login')
+    link = re.search(r'<a class="button provider" href="/login/github[^"]*">(.*?)</a>', page,
+                     re.S)
+    assert link is not None
+    mark, words = link.group(1).split("</svg>")
+    assert 'aria-hidden="true"' in mark and 'focusable="false"' in mark
+    assert '<use href="/static/provider-marks.svg#github">' in mark
+    assert words.strip() == "<span>Sign in with GitHub</span>"
+    signup = client.get("/signup").text
+    assert "<span>Sign up with GitHub</span>" in signup
+    assert signup.index('class="providers"') < signup.index('<form method="post"')
+
+
+def test_the_marks_are_ours_and_githubs_takes_the_text_colour(client):
+    served = client.get("/static/provider-marks.svg")
+    assert served.status_code == 200 and served.mimetype == "image/svg+xml"
+    root = ET.fromstring(served.data)  # noqa: S314  (our own file)
+    symbols = {symbol.get("id"): symbol for symbol in root.iter(f"{SVG}symbol")}
+    assert set(PROVIDERS) <= set(symbols)
+    assert {path.get("fill") for path in symbols["github"].iter(f"{SVG}path")} == {"currentColor"}
+    assert {path.get("fill") for path in symbols["google"].iter(f"{SVG}path")} == {
+        "#EA4335", "#4285F4", "#FBBC05", "#34A853"}  # Google's four colours, never themed
+    # Shapes only: no script, no style, no reference to anything.
+    assert {element.tag for element in root.iter()} == {f"{SVG}svg", f"{SVG}symbol", f"{SVG}path"}
+    assert {name for element in root.iter() for name in element.attrib} <= {
+        "id", "viewBox", "fill", "fill-rule", "d"}
 
 
 def test_the_recovery_codes_page_offers_copy_with_a_script_and_download_without(

@@ -30,6 +30,7 @@ from tests.support.browser import (
     link_in,
     read_mail,
     sign_in_with_form,
+    signed_in,
     signed_in_and_confirmed,
     start_authenticator,
 )
@@ -354,11 +355,7 @@ AUTOCOMPLETE = {  # signed in: /login shows its form with prompt=login
 
 
 def test_inputs_have_labels_and_the_right_autocomplete(page: Page, site: Site):
-    email = new_email("autocomplete")
-    create_account(site, email)
-    page.goto(site.url("/login"))
-    sign_in_with_form(page, email, PASSWORD)
-    expect(page).to_have_url(site.url("/account"))
+    signed_in(page, site, "autocomplete")
     for path, expected in AUTOCOMPLETE.items():
         page.goto(site.url(path))
         found = page.evaluate("""() => Object.fromEntries(

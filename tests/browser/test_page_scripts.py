@@ -17,6 +17,7 @@ from tests.support.browser import (
     Site,
     create_account,
     sign_in_with_form,
+    signed_in,
     signed_in_and_confirmed,
     start_authenticator,
 )
@@ -84,11 +85,7 @@ def test_a_shown_password_is_sent_as_a_password_field(page: Page, site: Site):
 
 
 def test_each_password_field_of_the_account_page_has_its_own_button(page: Page, site: Site):
-    email = new_email("show-many")
-    create_account(site, email)
-    page.goto(site.url("/login"))
-    sign_in_with_form(page, email, PASSWORD)
-    expect(page).to_have_url(site.url("/account"))
+    signed_in(page, site, "show-many")
     current = page.get_by_label("Current password")
     new = page.get_by_label("New password")
     toggles = page.get_by_role("button", name="Show password")

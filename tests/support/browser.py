@@ -247,15 +247,21 @@ def link_in(message: EmailMessage, path: str) -> str:
     return found.group(0)
 
 
-def signed_in_and_confirmed(page: Page, site: Site, label: str) -> str:
-    """A new account, just signed in with its password (a recent sign-in), whose owner then
-    opened the confirmation link in that browser: the address is confirmed and the password
-    shown to be its holder's (a second factor needs both). On its account page."""
+def signed_in(page: Page, site: Site, label: str) -> str:
+    """A new account (its address), just signed in with its password; on its account page."""
     address = new_email(label)
     create_account(site, address)
     page.goto(site.url("/login"))
     sign_in_with_form(page, address, PASSWORD)
     expect(page).to_have_url(site.url("/account"))
+    return address
+
+
+def signed_in_and_confirmed(page: Page, site: Site, label: str) -> str:
+    """A new account, just signed in with its password (a recent sign-in), whose owner then
+    opened the confirmation link in that browser: the address is confirmed and the password
+    shown to be its holder's (a second factor needs both). On its account page."""
+    address = signed_in(page, site, label)
     page.goto(link_in(read_mail(site, address, "Confirm your email address"), "/confirm-email"))
     expect(page.get_by_role("heading", name="Email confirmed")).to_be_visible()
     page.goto(site.url("/account"))

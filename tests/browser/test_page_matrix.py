@@ -22,7 +22,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import struct
 import tempfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,3 +253,70 @@ def test_the_overflow_check_sees_what_it_must(browser: Browser):
         assert page.evaluate(OVERFLOW, True) == []
     finally:
         page.close()
+
+
+
+MARKS = """() => [...document.querySelectorAll("a.provider")].map((button) => {
+  const mark = button.querySelector("svg.provider-mark");
+  const box = mark.querySelector("use").getBBox();  // the symbol's shapes, once fetched
+  return {name: button.innerText.trim(), drawn: box.width > 0 && box.height > 0,
+          hidden: mark.getAttribute("aria-hidden"),
+          paper: getComputedStyle(button).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)};
+})"""
+
+
+def _luminance(rgb: tuple[int, ...] | list[int]) -> float:
+    def channel(value: int) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(v) for v in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(one: tuple[int, ...] | list[int], other: tuple[int, ...] | list[int]) -> float:
+    lighter, darker = sorted((_luminance(one), _luminance(other)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def _pixels(png: bytes) -> list[tuple[int, ...]]:
+    """The RGB pixels of a screenshot (8-bit RGB or RGBA, not interlaced, as Chromium writes)."""
+    width, height = struct.unpack(">II", png[16:24])
+    assert png[24] == 8 and png[25] in (2, 6) and png[28] == 0, "an unexpected PNG"
+    channels, stride = (3 if png[25] == 2 else 4), width * (3 if png[25] == 2 else 4)
+    data, at = b"", 8
+    while at < len(png):
+        length, kind = struct.unpack(">I4s", png[at:at + 8])
+        data += png[at + 8:at + 8 + length] if kind == b"IDAT" else b""
+        at += 12 + length
+    raw, previous, pixels = zlib.decompress(data), bytearray(stride), []
+    for row in range(height):
+        start = row * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):  # undo the row's filter (PNG spec, section 9)
+            a = line[i - channels] if i >= channels else 0
+            b, c = previous[i], previous[i - channels] if i >= channels else 0
+            paeth = min((abs(b - c), a), (abs(a - c), b), (abs(a + b - 2 * c), c))[1]
+            line[i] = (line[i] + (0, a, b, (a + b) // 2, paeth)[kind]) & 255
+        pixels += [tuple(line[i:i + 3]) for i in range(0, stride, channels)]
+        previous = line
+    return pixels
+
+
+def test_the_provider_marks_are_drawn_and_githubs_shows_in_both_schemes(matrix: Matrix):
+    """Each button's mark is fetched from our origin and drawn; GitHub's, in the button's text
+    colour, stands out from the button in light and in dark: a good part of its pixels keep 3:1
+    against the button (a graphic's bar, WCAG 1.4.11)."""
+    page = matrix.pages["visitor"]
+    page.context.add_cookies([{"name": "svc_lang", "value": "en", "url": matrix.site.base_url}])
+    page.goto(matrix.site.url(f"/login?callback={BOOKS['name']}"))
+    for scheme in SCHEMES:
+        page.emulate_media(color_scheme=scheme)
+        marks = {mark["name"]: mark for mark in page.evaluate(MARKS)}
+        assert set(marks) == {"Sign in with Google", "Sign in with GitHub"}
+        assert all(mark["drawn"] and mark["hidden"] == "true" for mark in marks.values()), marks
+        for name, mark in marks.items():
+            shot = page.get_by_role("link", name=name).locator("svg").screenshot()
+            pixels = _pixels(shot)
+            seen = sum(_contrast(pixel, mark["paper"]) >= 3 for pixel in pixels) / len(pixels)
+            assert seen > 0.2, f"{name}'s mark in {scheme}: {seen:.0%} of it stands out"
+    page.emulate_media(color_scheme="light")

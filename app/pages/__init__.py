@@ -7,6 +7,7 @@ from app.pages import (  # noqa: F401  (their routes register on bp)
     branding,
     language,
     link,
+    own_scripts,
     passkeys,
     second_factor,
     sign_out,

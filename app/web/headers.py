@@ -22,16 +22,17 @@ SECURITY_HEADERS = (
 )
 
 
-def with_own_script(headers: dict[str, str]) -> dict[str, str]:
-    """`headers` for a page that loads our own script and lets it call back to us (passkeys,
-    static/passkeys.js): 'self' added to script-src and connect-src of whatever policy the page
-    has (today's, or the captcha widget's)."""
+def with_own_script(headers: dict[str, str], *, calls_back: bool = True) -> dict[str, str]:
+    """`headers` for a page that loads our own script: 'self' added to script-src, and to
+    connect-src when the script calls back to us (passkeys, static/passkeys.js), of whatever
+    policy the page has (today's, or the captcha widget's)."""
     directives = headers.get("Content-Security-Policy", CONTENT_SECURITY_POLICY).split("; ")
-    missing = ["script-src", "connect-src"]
+    missing = ["script-src", "connect-src"] if calls_back else ["script-src"]
     for index, directive in enumerate(directives):
         name, _, sources = directive.partition(" ")
         if name in missing:
-            directives[index] = f"{name} 'self' {sources}".strip()
+            if "'self'" not in sources.split():
+                directives[index] = f"{name} 'self' {sources}".strip()
             missing.remove(name)
     return {**headers, "Content-Security-Policy": "; ".join(directives + [
         f"{name} 'self'" for name in missing])}

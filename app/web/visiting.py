@@ -1,6 +1,7 @@
 """Which site the person on a hosted page came from, to show its name, logo and colour: the
-site of the page's handoff target, of the OpenID Connect authorization under way, or named by a
-mailed link (`site`). Resolved once a request; a page with none is the service's own."""
+site of the page's handoff target, of the OpenID Connect authorization under way (its consent
+page's too), or named by a mailed link (`site`). Resolved once a request; a page with none is
+the service's own."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ def visiting_site() -> Site | None:
 
 
 def _find() -> Site | None:
+    if request.path.startswith("/oauth2/"):
+        # An OpenID Connect request names its client; its redirect_uri is no handoff's target.
+        untrusted_client = request.args.get("client_id")
+        return sites.registered_site(untrusted_client) if untrusted_client else None
     try:
         target = targets.from_request(required=False)
     except AuthError:  # the page says what is wrong with it; no site to show

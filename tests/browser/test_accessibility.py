@@ -30,7 +30,9 @@ from tests.support.browser import (
     link_in,
     read_mail,
     sign_in_with_form,
+    signed_in,
     signed_in_and_confirmed,
+    start_authenticator,
 )
 
 pytestmark = pytest.mark.e2e
@@ -148,13 +150,6 @@ def link_account(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str,
     return site.base_url, lambda: page.goto(site.url("/login/link"))
 
 
-def _totp_code(page: Page) -> str:
-    """The code of the key the setup page shows, now (the server runs the real clock)."""
-    import pyotp
-
-    return pyotp.TOTP(page.locator("code.key").inner_text().replace(" ", "")).now()
-
-
 def totp_setup(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
     signed_in_and_confirmed(page, site, "a11y-totp")
     page.get_by_role("button", name="Set up an authenticator app").click()
@@ -164,15 +159,12 @@ def totp_setup(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, L
 
 def _enrolled(page: Page, site: Site, label: str) -> str:
     email = signed_in_and_confirmed(page, site, label)
-    page.get_by_role("button", name="Set up an authenticator app").click()
-    page.get_by_label("Code").fill(_totp_code(page))
+    start_authenticator(page)
     return email
 
 
 def recovery_codes(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple[str, Load]:
-    signed_in_and_confirmed(page, site, "a11y-codes")
-    page.get_by_role("button", name="Set up an authenticator app").click()
-    page.get_by_label("Code").fill(_totp_code(page))
+    _enrolled(page, site, "a11y-codes")
     return site.base_url, _submit(page, "Turn on")
 
 
@@ -267,7 +259,8 @@ def check_axe(page: Page, axe_source: str, where: str) -> None:
 
 def check_security_headers(response: Response, *, own_script: bool = False) -> None:
     """The headers every page has. `own_script`: a page that offers passkeys, whose policy also
-    lets our one script run and call back to us; every other page runs no script at all."""
+    lets our script run and call back to us; a page with a password field may run our own
+    scripts (the show-password button) but call nothing; every other page runs no script."""
     headers = response.headers
     csp = headers.get("content-security-policy", "")
     directives = {part.strip().split(" ", 1)[0]: part.strip() for part in csp.split(";")}
@@ -276,8 +269,9 @@ def check_security_headers(response: Response, *, own_script: bool = False) -> N
     if own_script:
         assert directives.get("script-src") == "script-src 'self'", csp
         assert directives.get("connect-src") == "connect-src 'self'", csp
-    else:  # default-src 'none' then forbids every script
-        assert "script-src" not in directives and "connect-src" not in directives, csp
+    else:  # default-src 'none' forbids every other script, and every call back
+        assert directives.get("script-src") in (None, "script-src 'self'"), csp
+        assert "connect-src" not in directives, csp
     assert headers.get("referrer-policy") == "no-referrer", headers
     assert headers.get("x-content-type-options") == "nosniff", headers
     assert headers.get("content-type", "").startswith("text/html"), headers
@@ -307,6 +301,12 @@ def test_page_is_accessible_secure_and_fits(name: str, new_context: ContextFacto
     assert not foreign, f"requests to another origin: {foreign}"
     stylesheets = [url for url in loaded if url.endswith(".css")]
     assert stylesheets == [origin + "/static/svc.css"], loaded
+    # Scripts: only our own small ones (show-password, copy the codes), and only where the
+    # policy lets them run.
+    scripts = [url for url in loaded if url.endswith(".js")]
+    assert set(scripts) <= {origin + "/static/show-password.js",
+                            origin + "/static/copy-codes.js"}, scripts
+    assert ("script-src" in response.headers["content-security-policy"]) == bool(scripts)
     check_at_both_widths(page, axe_source, name)
 
 
@@ -355,11 +355,7 @@ AUTOCOMPLETE = {  # signed in: /login shows its form with prompt=login
 
 
 def test_inputs_have_labels_and_the_right_autocomplete(page: Page, site: Site):
-    email = new_email("autocomplete")
-    create_account(site, email)
-    page.goto(site.url("/login"))
-    sign_in_with_form(page, email, PASSWORD)
-    expect(page).to_have_url(site.url("/account"))
+    signed_in(page, site, "autocomplete")
     for path, expected in AUTOCOMPLETE.items():
         page.goto(site.url(path))
         found = page.evaluate("""() => Object.fromEntries(

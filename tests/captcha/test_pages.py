@@ -3,6 +3,8 @@ same questions as the API (issue 17, items 2, 5 and 6)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app.web.headers import CONTENT_SECURITY_POLICY
@@ -24,15 +26,23 @@ def test_pages_that_always_ask_show_the_widget_and_widen_the_csp(client, standin
     assert f'<script src="{standin.url}/api.js" async defer></script>' in page.text
     policy = page.headers["Content-Security-Policy"]
     assert policy.startswith(CONTENT_SECURITY_POLICY)
-    for directive in ("script-src", "frame-src", "connect-src"):
-        assert f"{directive} {standin.url}" in policy
+    for directive in ("frame-src", "connect-src"):
+        assert f"{directive} {standin.url};" in policy + ";"
+    # Our own scripts too where there is a password field (the show-password button).
+    own = "'self' " if path == "/signup" else ""
+    assert f"script-src {own}{standin.url};" in policy
 
 
-@pytest.mark.parametrize("path", ["/login", "/reset-password?token=x"])
-def test_other_pages_keep_the_strict_csp(client, path):
+@pytest.mark.parametrize(("path", "own"), [("/login", True), ("/reset-password?token=x", False)])
+def test_other_pages_keep_the_strict_csp(client, path, own):
+    """No widget and no provider's script: the strict policy, with only our own scripts where
+    the page has a password field (the show-password button)."""
     page = client.get(path, follow_redirects=True)
-    assert not shows_widget(page) and "<script" not in page.text
-    assert page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert not shows_widget(page)
+    assert re.findall(r"<script[^>]*>", page.text) == (
+        ['<script src="/static/show-password.js" defer>'] if own else [])
+    assert page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY + (
+        "; script-src 'self'" if own else "")
 
 
 @pytest.mark.parametrize(("provider", "origins"), [
@@ -44,7 +54,7 @@ def test_the_csp_opens_to_the_providers_origins_only(app, client, provider, orig
     app.config.update(CAPTCHA_PROVIDER=provider, CAPTCHA_SCRIPT_URL=None)
     policy = client.get("/signup").headers["Content-Security-Policy"]
     joined = " ".join(origins)
-    assert f"script-src {joined}; frame-src {joined}; connect-src {joined}" in policy
+    assert f"script-src 'self' {joined}; frame-src {joined}; connect-src {joined}" in policy
     assert ("style-src 'self' " + joined in policy) == (provider == "hcaptcha")
 
 
@@ -113,9 +123,10 @@ def test_login_falls_back_to_the_throttles_when_the_provider_is_down(client, sta
 
 @pytest.mark.parametrize("captcha_mode", ["off"])
 def test_off_mode_shows_no_widget_anywhere(client, user):
-    for path in ("/signup", "/forgot-password", "/login"):
+    for path, own in (("/signup", True), ("/forgot-password", False), ("/login", True)):
         page = client.get(path)
         assert not shows_widget(page)
-        assert page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+        assert page.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY + (
+            "; script-src 'self'" if own else "")  # the show-password button's, ours
     assert submit(client, "/signup", {"email": "a@example.com",
                                       "password": PASSWORD}).status_code == 302

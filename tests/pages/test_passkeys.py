@@ -539,20 +539,25 @@ def test_an_answer_naming_another_account_is_refused(client, with_passkey, make_
 # Where the script and its CSP appear ------------------------------------------------------------
 
 def test_the_pages_that_offer_passkeys_load_only_our_own_script(client, with_passkey):
-    """The login page, the second step and the account page: one script, ours, from our origin,
-    calling back only to us; nothing inline. Every other page keeps the policy with no script."""
+    """The login page, the second step and the account page: our own scripts only (passkeys,
+    and the show-password button beside a password field), from our origin, calling back only
+    to us; nothing inline. A page with a password field and no passkeys runs the show-password
+    script but may call nothing; a page with neither keeps the policy with no script."""
     strict = CONTENT_SECURITY_POLICY
     login = client.get("/login")
     assert login.headers["Content-Security-Policy"] == (
         f"{strict}; script-src 'self'; connect-src 'self'")
     assert re.findall(r"<script[^>]*>", login.get_data(as_text=True)) == [
-        '<script src="/static/passkeys.js" defer>']
+        '<script src="/static/passkeys.js" defer>', '<script src="/static/show-password.js" defer>']
     sign_in_with_password(client, with_passkey)
     second = client.get("/login/second-factor")
     assert "script-src 'self'; connect-src 'self'" in second.headers["Content-Security-Policy"]
-    for path in ("/signup", "/forgot-password"):
-        page = client.get(path)
-        assert page.headers["Content-Security-Policy"] == strict and "<script" not in page.text
+    signup = client.get("/signup")
+    assert signup.headers["Content-Security-Policy"] == f"{strict}; script-src 'self'"
+    assert re.findall(r"<script[^>]*>", signup.text) == [
+        '<script src="/static/show-password.js" defer>']
+    forgot = client.get("/forgot-password")
+    assert forgot.headers["Content-Security-Policy"] == strict and "<script" not in forgot.text
 
 
 def test_with_captcha_widget_the_login_policy_opens_to_both(app, client, user):
@@ -571,12 +576,15 @@ def test_with_captcha_widget_the_login_policy_opens_to_both(app, client, user):
 def test_a_service_reached_by_ip_address_offers_no_passkeys(client, user):
     """WebAuthn takes a domain name as the relying party's id, never an IP address: no button
     that cannot work, no script, the strict policy."""
+    only_ours = ['<script src="/static/show-password.js" defer>']  # calls nothing back
     login = client.get("/login")
-    assert "passkey" not in login.text and "<script" not in login.text
-    assert login.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert "passkey" not in login.text and re.findall(r"<script[^>]*>", login.text) == only_ours
+    assert login.headers["Content-Security-Policy"] == \
+        f"{CONTENT_SECURITY_POLICY}; script-src 'self'"
     sign_in_with_password(client, user)
     account = client.get("/account")
-    assert "reached by its domain name" in account.text and "<script" not in account.text
+    assert "reached by its domain name" in account.text
+    assert re.findall(r"<script[^>]*>", account.text) == only_ours
 
 
 # Hostile input, forged forms and limits ----------------------------------------------------------

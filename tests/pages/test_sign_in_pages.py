@@ -26,7 +26,15 @@ def test_every_page_carries_the_security_headers(client, path):
     headers = response.headers
     csp = headers["Content-Security-Policy"]
     assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
-    assert "script-src" not in csp and "default-src 'none'" in csp  # no script at all
+    # No script but our own show-password button's, on a page with a password field; nothing
+    # inline, nothing it may call.
+    assert "default-src 'none'" in csp and "connect-src" not in csp
+    scripts = re.findall(r"<script[^>]*>", response.text)
+    if 'type="password"' in response.text:
+        assert scripts == ['<script src="/static/show-password.js" defer>']
+        assert csp.endswith("; script-src 'self'")
+    else:
+        assert scripts == [] and "script-src" not in csp
     assert headers["Referrer-Policy"] == "no-referrer"
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert headers["Cache-Control"] == "no-store"

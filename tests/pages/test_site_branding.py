@@ -129,3 +129,26 @@ def test_the_device_list_names_the_site_a_session_was_opened_for(client, user, b
                                                                "provider": "password"})
     assert exchanged.status_code == 200, exchanged.get_json()
     assert "for Book Club" in client.get("/account").text
+
+
+def test_the_consent_page_of_a_third_party_client_is_in_its_looks(app, client, user, tmp_path):
+    """Its name, logo and colour in the page's banner, as on every page from a site (an OpenID
+    Connect request's redirect_uri is no handoff target: the client_id names the site)."""
+    from tests.oidc.helpers import authorize_query, pkce
+
+    logo = tmp_path / "logo.svg"
+    logo.write_bytes(SVG_OK)
+    added = cli(app, "sites", "add", "diary", "--redirect-uri", "https://diary.example/cb",
+                "--third-party", "--display-name", "Dear Diary", "--accent-color", "#6d28d9",
+                "--logo", str(logo), "--privacy-url", "https://diary.example/privacy")
+    assert added.exit_code == 0, added.output
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    page = client.get("/oauth2/authorize", query_string=authorize_query(
+        "diary", "https://diary.example/cb", verifier=pkce()))
+    assert page.status_code == 200 and "Allow Dear Diary to sign you in?" in page.text
+    assert "Continue to <strong>Dear Diary</strong>" in page.text
+    assert 'href="/sites/diary/theme.css"' in page.text
+    assert page.text.count('src="/sites/diary/logo"') == 1
+    unknown = client.get("/oauth2/authorize", query_string=authorize_query(
+        "nobody", "https://diary.example/cb", verifier=pkce()))
+    assert "Continue to" not in unknown.text

@@ -247,16 +247,37 @@ def link_in(message: EmailMessage, path: str) -> str:
     return found.group(0)
 
 
-def signed_in_and_confirmed(page: Page, site: Site, label: str) -> str:
-    """A new account, just signed in with its password (a recent sign-in), whose owner then
-    opened the confirmation link in that browser: the address is confirmed and the password
-    shown to be its holder's (a second factor needs both). On its account page."""
+def signed_in(page: Page, site: Site, label: str) -> str:
+    """A new account (its address), just signed in with its password; on its account page."""
     address = new_email(label)
     create_account(site, address)
     page.goto(site.url("/login"))
     sign_in_with_form(page, address, PASSWORD)
     expect(page).to_have_url(site.url("/account"))
+    return address
+
+
+def signed_in_and_confirmed(page: Page, site: Site, label: str) -> str:
+    """A new account, just signed in with its password (a recent sign-in), whose owner then
+    opened the confirmation link in that browser: the address is confirmed and the password
+    shown to be its holder's (a second factor needs both). On its account page."""
+    address = signed_in(page, site, label)
     page.goto(link_in(read_mail(site, address, "Confirm your email address"), "/confirm-email"))
     expect(page.get_by_role("heading", name="Email confirmed")).to_be_visible()
     page.goto(site.url("/account"))
     return address
+
+
+def totp_code(page: Page) -> str:
+    """The code of the key the authenticator setup page shows, now (the server runs the real
+    clock)."""
+    import pyotp
+
+    return pyotp.TOTP(page.locator("code.key").inner_text().replace(" ", "")).now()
+
+
+def start_authenticator(page: Page) -> None:
+    """From the account page of a confirmed account: set up an authenticator app and fill in its
+    code; the form's "Turn on" is left to press."""
+    page.get_by_role("button", name="Set up an authenticator app").click()
+    page.get_by_label("Code").fill(totp_code(page))

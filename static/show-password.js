@@ -1,0 +1,25 @@
+// The show-password buttons of the hosted pages (templates/_forms.html, `show_password`): each is
+// rendered hidden beside its field, already in the page's language; this script shows it and makes
+// it switch the field between hidden and shown text. A toggle button: its name stays the same and
+// aria-pressed says whether the password is shown. Without this script no button appears and
+// every form works as before.
+(function () {
+  "use strict";
+
+  function wire(button) {
+    const input = document.getElementById(button.getAttribute("aria-controls"));
+    if (!input || input.type !== "password") return;
+
+    function show(shown) {
+      input.type = shown ? "text" : "password";
+      button.setAttribute("aria-pressed", shown ? "true" : "false");
+    }
+
+    button.addEventListener("click", function () { show(input.type === "password"); });
+    // Sent as a password field, so the browser's password manager sees a password.
+    if (input.form) input.form.addEventListener("submit", function () { show(false); });
+    button.hidden = false;
+  }
+
+  document.querySelectorAll("button.show-password[aria-controls]").forEach(wire);
+})();

@@ -317,7 +317,8 @@ def test_sign_in_with_the_passkey_alone(new_context: ContextFactory, passkey_sit
     expect(other.locator(".address").first).to_have_text(email)
     row = _passkeys_section(other).locator("ul.rows li")
     expect(row).to_have_count(1)
-    expect(row).to_contain_text(re.compile(r"last used \d{4}-\d\d-\d\d \d\d:\d\d UTC"))
+    expect(row).to_contain_text(
+        re.compile(r"last used \w{3} \d{1,2}, \d{4}, \d{1,2}:\d\d:\d\d\s[AP]M UTC"))
     expect(row).not_to_contain_text("not used yet")
     # Two factors in one gesture: the session says so, and the counter moved on.
     assert _newest_session(site, email) == ("passkey", "passkey")

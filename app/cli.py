@@ -1,5 +1,5 @@
-"""Operator commands: `flask --app wsgi users|keys|sessions|sites|outbox|events ...` and
-`purge`."""
+"""Operator commands: `flask --app wsgi users|keys|sessions|sites|outbox|events|clients ...`
+and `purge` (users: app/cli_users.py, sites: app/cli_sites.py)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from flask.cli import AppGroup, with_appcontext
 
 from app.cli_sites import sites_cli
 from app.cli_support import friendly_errors
+from app.cli_users import users
 from app.domain import audit, deliveries, retention
-from app.domain.accounts import accounts
-from app.domain.admin import actions, directory
 from app.domain.audit import ClientInfo
 from app.domain.clients import service_clients
 from app.domain.factors import pending
-from app.domain.lifecycle import leaving
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
@@ -25,7 +23,6 @@ from app.domain.tools import tools
 from app.infra.keys import Keyring, SigningKey
 from app.models import Delivery
 
-users = AppGroup("users", help="Manage accounts.")
 keys = AppGroup("keys", help="Manage the access-token signing keys.")
 sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
 outbox_cli = AppGroup("outbox", help="See and manage the mail the service has promised.")
@@ -33,93 +30,14 @@ clients_cli = AppGroup("clients", help="Manage the service clients of the admin 
 events_cli = AppGroup("events", help="See and retry the deliveries of events to client sites.")
 
 
-@users.command("create")
-@click.argument("email")
-@click.option("--password", help="Prompted for when not given.")
-@click.option("--name", "full_name", default="", help="Display name.")
-@click.option("--plan", default="free", show_default=True)
-@friendly_errors
-def create_user(email: str, password: str | None, full_name: str, plan: str) -> None:
-    if password is None:
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-    user = accounts.create_user(email, password, full_name, plan)
-    click.echo(f"Created {user.email} ({user.id}), plan {user.plan}.")
-
-
-CLI = ClientInfo(actor="cli")  # who acts, in the audit trail
-
-
-@users.command("set-plan")
-@click.argument("email")
-@click.argument("plan")
-@friendly_errors
-def set_plan(email: str, plan: str) -> None:
-    """Put an account on a plan (sites see it at once through verify)."""
-    user = actions.update(directory.require_by_email(email), CLI, plan=plan)
-    click.echo(f"{user.email} is now on plan {user.plan}.")
-
-
-@users.command("disable")
-@click.argument("email")
-@friendly_errors
-def disable(email: str) -> None:
-    """Stop an account from signing in; its sessions end at once."""
-    user = actions.disable(directory.require_by_email(email), CLI)
-    click.echo(f"Disabled {user.email}; its sessions are revoked.")
-
-
-@users.command("enable")
-@click.argument("email")
-@friendly_errors
-def enable(email: str) -> None:
-    """Let a disabled account sign in again."""
-    user = actions.enable(directory.require_by_email(email), CLI)
-    click.echo(f"Enabled {user.email}.")
-
-
-@users.command("reset-mfa")
-@click.argument("email")
-@friendly_errors
-def reset_mfa(email: str) -> None:
-    """Remove every second factor of an account (audited; the owner is told by mail)."""
-    user = actions.clear_second_factors(directory.require_by_email(email), CLI)
-    click.echo(f"Removed every second factor of {user.email}.")
-
-
-@users.command("delete")
-@click.argument("email")
-@friendly_errors
-def delete_user(email: str) -> None:
-    """Close an account as its owner would: its sessions end now, and `purge` erases it after
-    SVC_ACCOUNT_DELETION_GRACE_DAYS (the owner is mailed a link that restores it until then)."""
-    user = actions.delete(directory.require_by_email(email), CLI)
-    click.echo(f"Closed {user.email}; it is erased after {leaving.erase_after(user)}.")
-
-
-@users.command("grant-operator")
-@click.argument("email")
-@friendly_errors
-def grant_operator(email: str) -> None:
-    """Let an account use the support console (/admin); it needs a second factor there."""
-    user = actions.set_operator(directory.require_by_email(email), CLI, operator=True)
-    click.echo(f"{user.email} is an operator.")
-
-
-@users.command("revoke-operator")
-@click.argument("email")
-@friendly_errors
-def revoke_operator(email: str) -> None:
-    """Take the support console away from an account."""
-    user = actions.set_operator(directory.require_by_email(email), CLI, operator=False)
-    click.echo(f"{user.email} is no longer an operator.")
-
-
 def _keyring() -> Keyring:
     return tools().access_tokens.keyring
 
 
-@keys.command("rotate")
+@keys.command("rotate", short_help="Make a new signing key.")
 def rotate() -> None:
+    """Make a new signing key; the old one keeps verifying the tokens it signed until they
+    expire."""
     try:
         key = _keyring().rotate()
     except RuntimeError as error:
@@ -129,7 +47,8 @@ def rotate() -> None:
 
 
 # A kid is base64url, so one in 64 starts with "-": read it as the argument, not an option.
-@keys.command("revoke", context_settings={"ignore_unknown_options": True})
+@keys.command("revoke", context_settings={"ignore_unknown_options": True},
+               short_help="Remove a (leaked) key at once.")
 @click.argument("kid")
 def revoke_key(kid: str) -> None:
     """Remove a (leaked) key at once: no token it signed verifies any more. Revoking the
@@ -146,7 +65,7 @@ def revoke_key(kid: str) -> None:
     audit.record_alone("signing_key_revoked", ClientInfo(user_agent=f"flask keys revoke {kid}"))
 
 
-@keys.command("list")
+@keys.command("list", short_help="The keys in force.")
 def list_keys() -> None:
     """The keys in force, the signing key first. A revoked key is gone from the list at once
     (the audit trail keeps `signing_key_revoked`)."""
@@ -169,14 +88,16 @@ def _utc(timestamp: int) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-@sessions_cli.command("purge-expired")
+@sessions_cli.command("purge-expired", short_help="Delete ended sessions and stale counters.")
 def purge_expired() -> None:
+    """Delete ended sessions, failure counters of windows long past and expired pending
+    sign-ins (`purge` does this and more)."""
     click.echo(f"Deleted {sessions.purge_expired()} ended sessions.")
     click.echo(f"Deleted {throttle.purge_stale()} failure counters of windows long past.")
     click.echo(f"Deleted {pending.purge_expired()} pending sign-ins long expired.")
 
 
-@click.command("purge")
+@click.command("purge", short_help="Delete what is past its retention (daily).")
 @with_appcontext
 def purge() -> None:
     """Delete what is past its retention: ended sessions, old failure counters, expired
@@ -185,8 +106,9 @@ def purge() -> None:
         click.echo(f"Deleted {step.run()} {step.what}.")
 
 
-@outbox_cli.command("status")
+@outbox_cli.command("status", short_help="Mail jobs by state, and the failed ones.")
 def outbox_status() -> None:
+    """How many mail jobs are in each state, the oldest pending one, and every failed one."""
     found = outbox_ops.summary()
     click.echo(", ".join(f"{status} {count}" for status, count in found.counts.items()))
     if found.oldest_pending is not None:
@@ -197,18 +119,19 @@ def outbox_status() -> None:
                    f" ({job.last_error or 'unknown error'}) at {finished}")
 
 
-@outbox_cli.command("retry")
+@outbox_cli.command("retry", short_help="Make the waiting mail jobs due now.")
 @click.option("--failed", is_flag=True, help="Also put back the jobs whose attempts ran out.")
 def outbox_retry(failed: bool) -> None:
     """Jobs waiting for a later attempt are due now; the running workers send them."""
     click.echo(f"{outbox_ops.retry(failed=failed)} mail jobs are due now.")
 
 
-@outbox_cli.command("purge")
+@outbox_cli.command("purge", short_help="Delete finished mail jobs.")
 @click.option("--days", type=click.IntRange(min=0), default=None,
               help="Keep finished jobs this many days (default: SVC_MAIL_RETENTION_DAYS).")
 @click.option("--failed", is_flag=True, help="Also delete failed jobs: their mail never goes.")
 def outbox_purge(days: int | None, failed: bool) -> None:
+    """Delete the mail jobs sent or skipped over --days ago (failed ones too with --failed)."""
     kept = current_app.config["MAIL_RETENTION_DAYS"] if days is None else days
     deleted = outbox_ops.purge(timedelta(days=float(kept)), failed=failed)
     click.echo(f"Deleted {deleted} mail jobs finished over {kept} days ago.")
@@ -216,8 +139,10 @@ def outbox_purge(days: int | None, failed: bool) -> None:
 
 @events_cli.command("list")
 @click.option("--site", default=None, help="Only this site's deliveries.")
-@click.option("--status", type=click.Choice(outbox_ops.STATUSES), default=None)
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--status", type=click.Choice(outbox_ops.STATUSES), default=None,
+              help="Only the deliveries in this state.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="How many, at most.")
 def list_deliveries(site: str | None, status: str | None, limit: int) -> None:
     """The latest deliveries of account events, newest first."""
     for found in deliveries.recent(site, status, limit):
@@ -230,7 +155,7 @@ def list_deliveries(site: str | None, status: str | None, limit: int) -> None:
                    f"{error}{due}")
 
 
-@events_cli.command("retry")
+@events_cli.command("retry", short_help="Make the waiting deliveries due now.")
 @click.option("--failed", is_flag=True, help="Also put back deliveries whose attempts ran out.")
 @click.option("--site", default=None, help="Only this site's deliveries.")
 def retry_deliveries(failed: bool, site: str | None) -> None:
@@ -238,7 +163,7 @@ def retry_deliveries(failed: bool, site: str | None) -> None:
     click.echo(f"{deliveries.retry(failed=failed, site=site)} deliveries are due now.")
 
 
-@clients_cli.command("add")
+@clients_cli.command("add", short_help="Register a program that calls the admin API.")
 @click.argument("name")
 @click.option("--scope", "scopes", multiple=True, required=True,
               # The values: click (8.2 on) matches Enum members by their names (USERS_PLAN).
@@ -261,7 +186,7 @@ def list_clients() -> None:
         click.echo(f"{service.name}: {' '.join(service.scopes)}")
 
 
-@clients_cli.command("rotate-secret")
+@clients_cli.command("rotate-secret", short_help="A new secret for a service client.")
 @click.argument("name")
 @friendly_errors
 def rotate_client_secret(name: str) -> None:
@@ -270,7 +195,7 @@ def rotate_client_secret(name: str) -> None:
                "The old secret no longer works; this one is shown this once.")
 
 
-@clients_cli.command("remove")
+@clients_cli.command("remove", short_help="Remove a service client.")
 @click.argument("name")
 def remove_client(name: str) -> None:
     """Remove a service client: its tokens are refused from now on."""

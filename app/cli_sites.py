@@ -43,7 +43,7 @@ def _looks(options: dict[str, Any]) -> Looks:
     return Looks(logo=logo.read() if logo else None, **options)
 
 
-@sites_cli.command("add")
+@sites_cli.command("add", short_help="Register a new site.")
 @click.argument("name")
 @click.option("--redirect-uri", "redirect_uris", multiple=True, required=True,
               help="An exact redirect URI; repeat for several. The first is v1's callback target.")
@@ -74,7 +74,7 @@ def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...]
     _echo_secret(added.client_secret)
 
 
-@sites_cli.command("update")
+@sites_cli.command("update", short_help="Change what is given of a site.")
 @click.argument("name")
 @click.option("--redirect-uri", "redirect_uris", multiple=True,
               help="Replaces the redirect URIs; repeat for several.")
@@ -110,7 +110,7 @@ def _echo_secret(secret: str | None) -> None:
                    "It is shown this once; `sites rotate-secret` makes a new one.")
 
 
-@sites_cli.command("rotate-secret")
+@sites_cli.command("rotate-secret", short_help="A new secret for a confidential client.")
 @click.argument("name")
 @friendly_errors
 def rotate_site_secret(name: str) -> None:
@@ -119,7 +119,7 @@ def rotate_site_secret(name: str) -> None:
                "The old secret no longer works; this one is shown this once.")
 
 
-@sites_cli.command("set-webhook")
+@sites_cli.command("set-webhook", short_help="Send the site's events to URL.")
 @click.argument("name")
 @click.argument("url")
 @friendly_errors
@@ -129,7 +129,7 @@ def set_webhook(name: str, url: str) -> None:
                "It is shown this once; `sites rotate-webhook-secret` makes a new one.")
 
 
-@sites_cli.command("rotate-webhook-secret")
+@sites_cli.command("rotate-webhook-secret", short_help="A new webhook secret.")
 @click.argument("name")
 @friendly_errors
 def rotate_webhook_secret(name: str) -> None:
@@ -155,7 +155,7 @@ def list_sites() -> None:
         _show(site)
 
 
-@sites_cli.command("show")
+@sites_cli.command("show", short_help="One site, never its secret.")
 @click.argument("name")
 def show_site(name: str) -> None:
     """One site: what it is, its URIs and how it shows on our pages (never its secret)."""
@@ -191,7 +191,7 @@ def _show(site: Site, *, looks: bool = False) -> None:
                 click.echo(f"  {label:<12} {value}")
 
 
-@sites_cli.command("remove")
+@sites_cli.command("remove", short_help="Remove a site added with `sites add`.")
 @click.argument("name")
 def remove_site(name: str) -> None:
     """Remove a site added with `sites add`: its redirect URIs stop at once."""

@@ -21,7 +21,13 @@ def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         except AuthError as error:
             db.session.rollback()
-            details = "; ".join(e["detail"] for e in getattr(error, "errors", [])) or error.detail
-            raise click.ClickException(details) from None
+            raise click.ClickException(_said(error)) from None
 
     return run
+
+
+def _said(error: AuthError) -> str:
+    """The error's own sentence; for one that has only its kind's ("The request body is
+    invalid."), what it says of each field."""
+    fields = "; ".join(e["detail"] for e in getattr(error, "errors", []))
+    return fields if fields and error.detail == type(error).detail else str(error.detail)

@@ -1,6 +1,7 @@
 """Settings: defaults, then SVC_* environment variables, then the caller's overrides.
 
-Read once in the app factory, never at import time. Every setting is documented in the README.
+Read once in the app factory, never at import time. What each setting means is in
+app/config_reference.py, from which docs/operators/configuration.md is generated.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from flask import Flask
 from limits import parse
 
+from app.domain.accounts.plans import check_settings as check_plans
 from app.domain.clients.registration import check_settings as check_client_sites
 from app.domain.clock import system_clock
 from app.domain.limits.captcha import check_settings as check_captcha
@@ -46,6 +48,10 @@ DEFAULTS: dict[str, Any] = {
     "WEBHOOK_RETRY_MAX_DELAY": 6 * 3600.0,
     "WEBHOOK_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
+    # Plans (app/domain/accounts/plans.py): the plans there are, comma-separated ("free,pro,team";
+    # None: any plan word), and the plan of a new account that is given none (one of PLANS).
+    "PLANS": None,
+    "DEFAULT_PLAN": "free",
     "REDIS_URL": None,
     # With Redis: how long an instance may answer "is this session live" from its own cache.
     # Revocations are seen at once; a plan or name change within this many seconds.
@@ -259,6 +265,7 @@ def _check(config: dict[str, Any]) -> None:
             raise RuntimeError(f"SVC_{name} must be at least 1.")
     _check_limits(config)
     check_captcha(config)
+    check_plans(config)
     check_client_sites(config["CLIENT_SITES"],
                        reserved=(config["JWT_AUDIENCE"], config["ADMIN_AUDIENCE"]),
                        production=config["ENV"] == "production")

@@ -1,5 +1,6 @@
 """flask users / keys / sessions commands."""
 
+import click
 import jwt
 import pytest
 from sqlalchemy import select
@@ -15,6 +16,38 @@ from tests.support.http import bearer
 
 def run(app, *args, input=None):
     return app.test_cli_runner().invoke(args=list(args), input=input)
+
+
+def without_help(command, path):
+    """Every command and option under `command` (recursively into groups) with no help text;
+    not `--help` itself, which click describes."""
+    missing = [path] if not (command.help or command.short_help) else []
+    missing += [f"{path} {param.opts[0]}" for param in command.params
+                if isinstance(param, click.Option) and not param.help]
+    for name, sub in getattr(command, "commands", {}).items():
+        missing += without_help(sub, f"{path} {name}")
+    return missing
+
+
+def test_every_command_group_and_option_has_help(app):
+    commands = app.cli.commands
+    assert {"users", "sites", "keys", "sessions", "outbox", "events", "clients",
+            "purge"} <= set(commands)
+    assert {"list", "show", "enable", "set-plan"} <= set(commands["users"].commands)
+    assert [m for name, sub in commands.items() for m in without_help(sub, name)] == []
+    # not vacuous: a command or an option without help is found
+    bare = click.Group("bare", commands=[click.Command("x", params=[click.Option(["--y"])])])
+    assert without_help(bare, "bare") == ["bare", "bare x", "bare x --y"]
+
+
+def test_help_is_printed_for_every_users_command(app):
+    result = run(app, "users", "--help")
+    assert result.exit_code == 0
+    for name in ("create", "list", "show", "enable", "disable", "set-plan", "delete"):
+        assert f"  {name} " in result.output
+    listed = run(app, "users", "list", "--help").output
+    assert "--search TEXT" in listed and "--after TEXT" in listed and "--disabled / --active" \
+        in listed
 
 
 def test_users_create_then_login(app, client):

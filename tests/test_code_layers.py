@@ -1,5 +1,6 @@
-"""The shape of app/ (README, "Code map"): every module imports on its own, imports run only down
-the layers, the surfaces never import each other, and no two modules import each other."""
+"""The shape of app/ (docs/architecture/index.md): every module imports on its own, imports run
+only down the layers, the surfaces never import each other, and no two modules import each
+other."""
 
 from __future__ import annotations
 
@@ -101,9 +102,10 @@ def test_no_modules_import_each_other_even_through_others():
     assert cycles == []
 
 
-# The domain's rooms (README, "Code map"), and the rooms each may use besides the domain's basics
-# (its top-level modules: audit, clock, errors, text, addresses, tools). A room may use the rooms
-# below it, never one above: a rule reaches its subject's room through the rooms it builds on.
+# The domain's rooms (docs/architecture/index.md), and the rooms each may use besides the domain's
+# basics (its top-level modules: audit, clock, errors, text, addresses, tools). A room may use the
+# rooms below it, never one above: a rule reaches its subject's room through the rooms it builds
+# on.
 # The top-level modules that tie rooms together (TIES) may use any.
 ROOMS: dict[str, tuple[str, ...]] = {
     "tokens": (),

@@ -101,3 +101,49 @@ def test_a_well_formed_client_site_starts(monkeypatch, tmp_path):
     monkeypatch.setenv("SVC_CLIENT_SITES", json.dumps({"ledger": {**GOOD_SITE,
                                                                   "first_party": False}}))
     assert "ledger" in create_app({"INSTANCE_PATH": str(tmp_path)}).config["CLIENT_SITES"]
+
+
+# The plan catalogue (issue 26) ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("plans", "message"), [
+    ("free,,pro", "'' is not a plan"),
+    ("free,Pro", "'Pro' is not a plan"),
+    ("free pro", "'free pro' is not a plan"),
+    ("free,pro,free", "a plan is named twice"),
+    ("free," + "x" * 33, "is not a plan"),
+    ('{"free": 1}', "a list of plans"),
+])
+def test_a_malformed_plan_catalogue_stops_the_start(monkeypatch, tmp_path, plans, message):
+    monkeypatch.setenv("SVC_PLANS", plans)
+    with pytest.raises(RuntimeError, match=r'SVC_PLANS must be plans separated by commas, such '
+                                           r'as "free,pro,team": .*' + message):
+        create_app({"INSTANCE_PATH": str(tmp_path)})
+
+
+def test_the_default_plan_must_be_in_the_catalogue(monkeypatch, tmp_path):
+    monkeypatch.setenv("SVC_PLANS", "basic,pro")
+    with pytest.raises(RuntimeError, match=r"SVC_DEFAULT_PLAN is free, which is not one of "
+                                           r"SVC_PLANS \(basic, pro\)"):
+        create_app({"INSTANCE_PATH": str(tmp_path)})
+    monkeypatch.setenv("SVC_DEFAULT_PLAN", "basic")
+    assert create_app({"INSTANCE_PATH": str(tmp_path)}).config["DEFAULT_PLAN"] == "basic"
+    monkeypatch.setenv("SVC_DEFAULT_PLAN", "Basic Plan")
+    with pytest.raises(RuntimeError, match="SVC_DEFAULT_PLAN must be a plan: up to 32"):
+        create_app({"INSTANCE_PATH": str(tmp_path)})
+
+
+@pytest.mark.parametrize("plans", ["free,pro,team", " free , pro ", "free", '["free","pro"]',
+                                   "", "   "])
+def test_a_well_formed_plan_catalogue_starts(monkeypatch, tmp_path, plans):
+    monkeypatch.setenv("SVC_PLANS", plans)
+    assert create_app({"INSTANCE_PATH": str(tmp_path)}).config["DEFAULT_PLAN"] == "free"
+
+
+def test_a_number_is_a_plan_word_too(monkeypatch, tmp_path):
+    """Flask reads SVC_* values as JSON where they are: SVC_PLANS=2026 comes as a number."""
+    monkeypatch.setenv("SVC_PLANS", "2026")
+    monkeypatch.setenv("SVC_DEFAULT_PLAN", "2026")
+    app = create_app({"INSTANCE_PATH": str(tmp_path)})
+    from app.domain.accounts import plans
+    with app.app_context():
+        assert plans.catalogue() == ("2026",) and plans.default() == "2026"

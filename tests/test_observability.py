@@ -44,10 +44,10 @@ class TestBehindAProxy:
         assert response.headers["X-Request-Id"] == "trace-abc-123"
 
 
-def test_the_readme_nginx_example_logs_paths_without_their_query_strings():
+def test_the_documented_nginx_example_logs_paths_without_their_query_strings():
     """Reset tokens, handoff codes and states travel in query strings (issue 12, item 11)."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    [example] = re.findall(r"```nginx\n(.*?)```", readme, re.DOTALL)
+    guide = Path(__file__).resolve().parent.parent / "docs" / "operators" / "deployment.md"
+    [example] = re.findall(r"```nginx\n(.*?)```", guide.read_text(), re.DOTALL)
     name, log_format = re.search(r"log_format (\w+) (.*?);", example, re.DOTALL).groups()
     assert re.search(rf"access_log \S+ {name};", example)
     logged = set(re.findall(r"\$(\w+)", log_format))

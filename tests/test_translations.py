@@ -1,4 +1,4 @@
-"""The catalogues (README, "Languages"): every message the code and the templates say is
+"""The catalogues (docs/accounts/languages.md): every message the code and the templates say is
 translated in every shipped language, each compiled .mo is its .po, and no template says words
 outside gettext."""
 

@@ -34,6 +34,8 @@ IDEMPOTENT = ("Send an `Idempotency-Key` header to make a retry safe: a repeat w
               "key and body answers the first answer (with `Idempotent-Replayed: true`) and "
               "acts once; the same key with another body is 422 `idempotency_key_reused`. Keys "
               "are kept a day.")
+UNKNOWN_PLAN = ("422 `unknown_plan` (`errors` points at `#/plan`) when the service lists its "
+                "plans (SVC_PLANS) and `plan` is not one of them; its `detail` names them.")
 
 
 def _op(method: str, path: str, operation_id: str, summary: str, scope: AdminScope,
@@ -60,7 +62,8 @@ OPERATIONS = (
         AdminScope.USERS_WRITE, {201: doc.AdminUser, 409: out.Problem, 422: out.Problem},
         body=body.CreateUserBody,
         description="No password goes through the API: the owner gets a mail with a link to "
-                    "choose one (valid 7 days). " + IDEMPOTENT),
+                    "choose one (valid 7 days). Problems: 409 `email_taken`; " + UNKNOWN_PLAN
+                    + " " + IDEMPOTENT),
     _op("get", "/users/{user_id}", "adminGetUser", "One account", AdminScope.USERS_READ,
         {200: doc.AdminUserProfile}, params=(USER_ID,)),
     _op("patch", "/users/{user_id}", "adminUpdateUser", "Change an account's name or plan",
@@ -70,7 +73,7 @@ OPERATIONS = (
                     "`users:write`. A new plan shows at once in verify and in the tokens of "
                     "the next refresh; a site that checks access tokens offline sees the old "
                     "plan until the token it holds expires (at most the access tokens' "
-                    "lifetime), unless it asks verify."),
+                    "lifetime), unless it asks verify. Problems: " + UNKNOWN_PLAN),
     _op("delete", "/users/{user_id}", "adminDeleteUser",
         "Close an account as its owner would", AdminScope.USERS_WRITE,
         {202: doc.AdminUserDeleted}, params=(USER_ID,),

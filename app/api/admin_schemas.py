@@ -17,13 +17,15 @@ from pydantic import (
 )
 
 from app.api.schemas import Body, Email, Text, error_pointers
+from app.domain.accounts import plans
 from app.domain.admin.directory import Status
 from app.domain.admin.pages import MAX_PAGE
 from app.domain.errors import InvalidBody
 
 FullName = Annotated[Text, Field(max_length=200)]
-Plan = Annotated[Text, Field(min_length=1, max_length=32, pattern=r"^[a-z0-9][a-z0-9_-]*$",
-                             description="A plan name: lower-case letters, digits, - and _.")]
+Plan = Annotated[Text, Field(min_length=1, max_length=32, pattern=plans.PLAN.pattern,
+                             description="A plan name: lower-case letters, digits, - and _; "
+                                         "one of the service's plans when it lists them.")]
 Cursor = Annotated[Text, Field(max_length=512, description="`next_cursor` of the page before.")]
 Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description=f"Page size, 1 to {MAX_PAGE} "
                                                              "(default 50).")]
@@ -46,7 +48,8 @@ class CreateUserBody(Body):
 
     email: Email
     full_name: FullName = ""
-    plan: Plan = "free"
+    plan: Plan | None = Field(None, description="Default: the service's default plan (`free` "
+                                                "unless its operator chose another).")
 
 
 class UpdateUserBody(Body):

@@ -172,9 +172,12 @@ class OAuthError(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    error: str = Field(description="`invalid_request`, `invalid_client`, `invalid_grant`, "
-                                   "`unauthorized_client`, `unsupported_grant_type`, "
-                                   "`invalid_scope`, `invalid_token`, `insufficient_scope`...")
+    error: str = Field(description="`invalid_request`, `invalid_client` (its description says "
+                                   "how the client is registered to authenticate), "
+                                   "`invalid_grant`, `unauthorized_client`, "
+                                   "`unsupported_grant_type`, `invalid_scope`, `invalid_token`, "
+                                   "`insufficient_scope`, `request_not_supported`, "
+                                   "`request_uri_not_supported`...")
     error_description: str | None = None
 
 

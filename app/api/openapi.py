@@ -37,8 +37,14 @@ AUTHORIZE = (
     Param("redirect_uri", description="Exactly one the site registered; required, unless "
                                       "`request_uri` brings it."),
     Param("request_uri", description="From POST /oauth2/par (RFC 9126): the parameters that "
-                                     "client pushed, which are then the only ones read."),
-    Param("scope", description="Of `openid email profile` (the default: all three)."),
+                                     "client pushed, which are then the only ones read. Any "
+                                     "other is refused: `request_uri_not_supported`."),
+    Param("scope", description="Of `openid email profile` (the default: all three), and "
+                               "`offline_access`, which any site may add (its refresh token "
+                               "comes either way)."),
+    Param("response_mode", schema={"type": "string", "enum": ["query"]},
+          description="`query`, the default; any other is refused: `invalid_request`."),
+    Param("request", description="Request objects are not supported: `request_not_supported`."),
     Param("state"), Param("nonce", description="Echoed in the ID token."),
     Param("code_challenge", description="PKCE S256; required of public clients."),
     Param("code_challenge_method", schema={"type": "string", "enum": ["S256"]}),

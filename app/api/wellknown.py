@@ -5,6 +5,9 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, jsonify, url_for
 
 from app.domain import health as dependencies
+from app.domain.clients import sites
+from app.domain.oidc import authorization
+from app.domain.sessions import sessions
 from app.domain.tools import tools
 from app.web.errors import problem, register_problem_errors
 
@@ -40,7 +43,7 @@ def issuer_metadata() -> Response:
         "issuer": base,
         "jwks_uri": f"{base}/.well-known/jwks.json",
         **{name: f"{base}{url_for(view)}" for name, view in OIDC_ENDPOINTS.items()},
-        "scopes_supported": ["openid", "email", "profile"],
+        "scopes_supported": [*sites.SUPPORTED_SCOPES, sites.OFFLINE_ACCESS],
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
@@ -51,11 +54,14 @@ def issuer_metadata() -> Response:
         "revocation_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
         "introspection_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS[:2],
         "prompt_values_supported": ["none", "login", "consent", "create"],
-        "claims_supported": ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash",
-                             "sid", "amr", "email", "email_verified", "name"],
+        "claims_supported": list(authorization.CLAIMS),
+        "acr_values_supported": list(sessions.ASSURANCE_LEVELS),  # what `acr` says; not enforced
         "claims_parameter_supported": False,
+        # Request objects (OpenID Connect Core §6) are refused, by value (request_not_supported)
+        # and by reference (request_uri_not_supported); the request_uri of a pushed request is
+        # RFC 9126's, which pushed_authorization_request_endpoint announces.
         "request_parameter_supported": False,
-        "request_uri_parameter_supported": False,  # request objects by reference (RFC 9101)
+        "request_uri_parameter_supported": False,
         "require_pushed_authorization_requests": False,
         # OpenID Connect Back-Channel Logout 1.0 (app/domain/oidc/backchannel.py)
         "backchannel_logout_supported": True,

@@ -33,9 +33,11 @@ class Client:
 
     def get_allowed_scope(self, scope: str | None) -> str | None:
         """The scope asked for, if the client may have all of it; None (invalid_scope) if not.
-        No scope at all asks for the client's default."""
+        No scope at all asks for the client's default. A site may always ask for
+        offline_access; a service client, which gets no refresh token, may not."""
         asked = scope_to_list(scope) if scope else list(self.site.allowed_scopes)
-        if not asked or not set(asked) <= set(self.site.allowed_scopes):
+        allowed = {*self.site.allowed_scopes, *(() if self.service else (sites.OFFLINE_ACCESS,))}
+        if not asked or not set(asked) <= allowed:
             return None
         return " ".join(dict.fromkeys(asked))
 

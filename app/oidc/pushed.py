@@ -49,10 +49,11 @@ class Pushed(OAuth2Request):
 
 def authorization_request() -> OAuth2Request:
     """The authorization request at the authorization endpoint: the browser's query, or, when
-    it names a request_uri, the parameters its client pushed, and those alone (RFC 9126 §4).
-    InvalidRequestUri when the request_uri is not a live one of the client_id beside it."""
+    it names the request_uri of a push, the parameters its client pushed, and those alone (RFC
+    9126 §4). InvalidRequestUri when that is not a live one of the client_id beside it."""
     untrusted_request_uri = flask_request.args.get("request_uri")
-    if untrusted_request_uri is None:
+    if untrusted_request_uri is None or not untrusted_request_uri.startswith(
+            pushed_requests.PREFIX):  # a request object's, refused as unsupported
         return FlaskOAuth2Request(flask_request)
     params = pushed_requests.params_of(untrusted_request_uri, flask_request.args.get("client_id"))
     return Pushed(params, untrusted_request_uri)
@@ -63,9 +64,8 @@ def pushed_params(client: Client) -> dict[str, str]:
     form = flask_request.form
     if any(len(form.getlist(name)) > 1 for name in form):
         raise InvalidRequestError("A parameter is given more than once.")
-    if "request_uri" in form or "request" in form:
-        raise InvalidRequestError("A pushed request carries its parameters, not request or "
-                                  "request_uri.")
+    if "request_uri" in form:  # RFC 9126 §2.1
+        raise InvalidRequestError("A pushed request carries its parameters, not a request_uri.")
     if form.get("client_id", client.client_id) != client.client_id:
         raise InvalidRequestError("client_id is not the authenticated client.")
     params = {name: value for name, value in form.items() if name != "client_secret"}

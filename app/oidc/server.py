@@ -20,10 +20,10 @@ from flask import Flask, Response, current_app, jsonify
 from flask import request as flask_request
 
 from app.domain.oidc import pushed_requests
+from app.oidc import client_auth, unsupported
 from app.oidc.clients import (
     TOKEN_AUTH_METHODS,
     Client,
-    params_of,
     query_client,
 )
 from app.oidc.endpoints import EndSession, Introspection, Revocation
@@ -66,10 +66,11 @@ class UnknownResponseType(UnsupportedResponseTypeError):
     """unsupported_response_type, whatever the response type was (not echoed: see CodeGrant)."""
 
     def __init__(self, redirect_uri: str | None) -> None:
-        super().__init__(None, redirect_uri=redirect_uri)
+        super().__init__(None, description="The only response_type supported is code.",
+                         redirect_uri=redirect_uri)
 
     def get_error_description(self) -> str:
-        return "The only response_type supported is code."
+        return str(self.description)  # authlib's would echo the response type
 
 
 class Server(AuthorizationServer):
@@ -81,28 +82,29 @@ class Server(AuthorizationServer):
         return super().create_oauth2_request(request)
 
     def get_authorization_grant(self, request: OAuth2Request) -> Any:
-        """authlib's; a response type it cannot echo (ValueError: see CodeGrant) is refused as
-        any other it does not know, at the redirect URI if that is the client's."""
+        """authlib's, once nothing unsupported is asked (app/oidc/unsupported.py); a response
+        type it cannot echo (ValueError: see CodeGrant) is refused as any other it does not
+        know, at the redirect URI if that is the client's."""
+        unsupported.refuse(request)
         try:
             return super().get_authorization_grant(request)
         except ValueError:
-            payload = params_of(request)
-            client = query_client(payload.client_id)
-            untrusted_redirect_uri = payload.redirect_uri
-            checked = client is not None and untrusted_redirect_uri \
-                and client.check_redirect_uri(untrusted_redirect_uri)
-            raise UnknownResponseType(untrusted_redirect_uri if checked else None) from None
+            raise UnknownResponseType(unsupported.checked_redirect_uri(request)) from None
 
     def authenticate_client(self, request: OAuth2Request, methods: Collection[str],
                             endpoint: str = "token") -> ClientMixin:
-        """authlib's; Basic credentials that are not base64 of UTF-8 text (a ValueError in
-        authlib) fail the authentication. The client tried the Authorization header, so the
-        answer is a 401 with WWW-Authenticate (RFC 6749 §5.2)."""
+        """authlib's, saying how the client is registered to authenticate when it fails
+        (app/oidc/client_auth.py). Basic credentials that are not base64 of UTF-8 text (a
+        ValueError in authlib) fail it too. A client that tried the Authorization header gets
+        a 401 with WWW-Authenticate (RFC 6749 §5.2), as authlib answers."""
         try:
             client = super().authenticate_client(request, methods, endpoint)
         except ValueError:
             raise InvalidClientError(status_code=401, description="The Basic credentials are "
                                      "not base64 of UTF-8 text.") from None
+        except InvalidClientError as error:
+            raise InvalidClientError(status_code=error.status_code, description=(
+                client_auth.description(request, methods, endpoint))) from None
         return client
 
 

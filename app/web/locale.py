@@ -1,4 +1,4 @@
-"""The language of a request's pages, chosen once a request (README, "Languages"): the OpenID
+"""The language of a request's pages, chosen once a request (docs/accounts/languages.md): the OpenID
 Connect authorization's `ui_locales`, then the language picked on a page (a cookie), then the
 signed-in account's saved language, then the browser's Accept-Language; English otherwise."""
 

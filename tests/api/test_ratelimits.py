@@ -241,7 +241,7 @@ def test_verify_counts_against_no_limit(app, client, user, login, monkeypatch):
 
 class TestRedisRestartedEmpty:
     """Redis counts a window's limit, fails (the database counts it again), and comes back
-    empty: the README promises at most twice the limit in the window, not three times."""
+    empty: the documentation promises at most twice the limit in the window, not three times."""
 
     @pytest.fixture
     def redis(self, tmp_path):

@@ -31,7 +31,8 @@ from tests.support.contract import build_contract_app
 OAUTH_ERRORS = {"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
                 "unsupported_grant_type", "unsupported_response_type", "invalid_scope",
                 "access_denied", "unsupported_token_type", "login_required",
-                "consent_required", "interaction_required", "invalid_request_uri", "slow_down"}
+                "consent_required", "interaction_required", "invalid_request_uri", "slow_down",
+                "request_not_supported", "request_uri_not_supported"}
 
 
 @pytest.fixture(scope="module")

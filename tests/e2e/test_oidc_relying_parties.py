@@ -1,5 +1,7 @@
-"""Real relying parties against a real server (issue 15, "Tests that prove it"): openid-client,
-the certified Node library (tests/oidc/rp), and authlib's Flask client. Nothing of ours runs on
+"""Real relying parties against a real server (issue 15, "Tests that prove it"; issue 26: with
+their default settings, on the first try): openid-client, the certified Node library
+(tests/oidc/rp), and authlib's Flask client, each with a confidential client registered for the
+library's default authentication method and with a public client (PKCE). Nothing of ours runs on
 the client side: each library discovers the provider, sends the browser through the hosted login
 form, validates the ID token itself (signature from the JWKS, iss, aud, nonce, at_hash), and
 calls userinfo, refresh, revocation and logout as a client site would."""
@@ -15,12 +17,13 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import pytest
 import requests
 from authlib.integrations.flask_client import OAuth
-from flask import Flask, jsonify
+from flask import Flask, jsonify, session
 
 from app.domain.tokens.tokens import hash_secret
 from tests.support.accounts import PASSWORD
@@ -30,14 +33,21 @@ from tests.support.node import npm_ci
 from tests.support.sqlite_server import Server, start_server
 
 RP_DIR = Path(__file__).resolve().parents[1] / "oidc" / "rp"
-PUBLIC, CONFIDENTIAL, EXAMPLE = "notes", "ledger", "symbols"
+# ledger: client_secret_basic (authlib's default); journal: client_secret_post (openid-client's).
+PUBLIC, CONFIDENTIAL, POSTING, EXAMPLE = "notes", "ledger", "journal", "symbols"
 SECRET = "ledger-secret-0123456789-0123456789-0123456789"
-REDIRECT = {PUBLIC: "http://127.0.0.1:9/notes/cb", CONFIDENTIAL: "http://127.0.0.1:9/ledger/cb"}
+SECRETS = {CONFIDENTIAL: SECRET, POSTING: "journal-secret-0123456789-0123456789-012345"}
+REDIRECT = {PUBLIC: "http://127.0.0.1:9/notes/cb", CONFIDENTIAL: "http://127.0.0.1:9/ledger/cb",
+            POSTING: "http://127.0.0.1:9/journal/cb"}
+SCOPE = "openid email profile offline_access"  # offline_access: as some libraries ask by default
 SITES = {
     PUBLIC: {"redirect_uris": [REDIRECT[PUBLIC]], "origins": []},
     CONFIDENTIAL: {"redirect_uris": [REDIRECT[CONFIDENTIAL]], "origins": [],
                    "client_secret_sha256": hash_secret(SECRET),
                    "token_endpoint_auth_method": "client_secret_basic"},
+    POSTING: {"redirect_uris": [REDIRECT[POSTING]], "origins": [],
+              "client_secret_sha256": hash_secret(SECRETS[POSTING]),
+              "token_endpoint_auth_method": "client_secret_post"},
     # examples/client_site in its OIDC mode, served by Flask's test client (host "localhost").
     EXAMPLE: {"redirect_uris": ["http://localhost/oidc/callback"], "origins": [],
               "post_logout_redirect_uris": ["http://localhost/oidc"]},
@@ -62,25 +72,32 @@ def _account(provider: Server, email: str) -> str:
     return str(response.json()["user"]["id"])
 
 
-@pytest.mark.parametrize("client_id", [PUBLIC, CONFIDENTIAL])
-def test_openid_client_signs_in_refreshes_revokes_and_logs_out(provider, client_id):
+def _openid_client(provider: Server, client_id: str, email: str) -> dict[str, Any]:
+    """What tests/oidc/rp/rp.mjs printed, run for this client with openid-client's defaults."""
     npm_ci(RP_DIR)
-    email = f"{client_id}-node@example.com"
-    user_id = _account(provider, email)
     given = {"issuer": provider.base_url, "clientId": client_id, "redirectUri": REDIRECT[client_id],
              "postLogoutUri": REDIRECT[client_id], "email": email, "password": PASSWORD}
-    if client_id == CONFIDENTIAL:
-        given["clientSecret"] = SECRET
+    if client_id in SECRETS:
+        given["clientSecret"] = SECRETS[client_id]
     result = subprocess.run(["node", "rp.mjs", json.dumps(given)], cwd=RP_DIR, timeout=120,
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr + result.stdout
-    out = json.loads(result.stdout.strip().splitlines()[-1])
+    out: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return out
+
+
+@pytest.mark.parametrize("client_id", [PUBLIC, POSTING])
+def test_openid_client_signs_in_refreshes_revokes_and_logs_out(provider, client_id):
+    email = f"{client_id}-node@example.com"
+    user_id = _account(provider, email)
+    out = _openid_client(provider, client_id, email)
+    assert "tokenError" not in out, out
     assert out["discovered"] == provider.base_url
     assert out["loginPage"] == "/login"
     assert out["claims"] == {"sub": user_id, "aud": client_id, "nonce": out["claims"]["nonce"],
                              "email": email, "at_hash": True, "sid": True, "amr": ["pwd"],
                              "auth_time": True}
-    assert out["scope"] == "openid email profile"
+    assert out["scope"] == SCOPE
     assert out["userinfo"] == {"sub": user_id, "email": email, "email_verified": False,
                                "name": "Ada"}
     assert out["singleSignOn"] is True
@@ -92,6 +109,17 @@ def test_openid_client_signs_in_refreshes_revokes_and_logs_out(provider, client_
     assert out["promptNoneAfterLogout"] == "login_required"
     assert out["pushedQuery"] == ["client_id", "request_uri"]
     assert out["pushed"] == {"nonce": True, "scope": "openid email"}
+
+
+def test_openid_client_is_told_how_a_client_registered_otherwise_authenticates(provider):
+    """openid-client sends a secret as client_secret_post by default; a client registered for
+    client_secret_basic is refused, and the refusal says what to send."""
+    email = "ledger-node@example.com"
+    _account(provider, email)
+    out = _openid_client(provider, CONFIDENTIAL, email)
+    assert out["tokenError"] == {"status": 401, "error": "invalid_client", "description": (
+        "This client authenticates with client_secret_basic: send client_id and client_secret in "
+        "an HTTP Basic Authorization header, not in the form body.")}
 
 
 def _browser_sign_in(provider: Server, authorize_url: str, email: str,
@@ -109,43 +137,72 @@ def _browser_sign_in(provider: Server, authorize_url: str, email: str,
     return str(back.headers["Location"])
 
 
-def test_authlibs_flask_client_signs_in_with_a_confidential_client(provider):
-    email = "ledger-authlib@example.com"
+@pytest.mark.parametrize("client_id", [CONFIDENTIAL, PUBLIC])
+def test_authlibs_flask_client_signs_in_refreshes_and_logs_out(provider, client_id):
+    """authlib's defaults: a secret as client_secret_basic, none without one; its own refresh of
+    an expired token; RP-initiated logout with its state. A public client must use PKCE (RFC 9700
+    §2.1.1), which authlib does once asked: the one setting beyond the scope."""
+    email = f"{client_id}-authlib@example.com"
     user_id = _account(provider, email)
-    site = Flask("ledger")
+    site = Flask(client_id)
     site.secret_key = "a client site's own secret"
-    oauth = OAuth(site)
-    oauth.register("svc", client_id=CONFIDENTIAL, client_secret=SECRET,
+    refreshed: list[dict[str, Any]] = []
+    oauth = OAuth(site, update_token=lambda _name, token, **_: refreshed.append(token))
+    oauth.register("svc", client_id=client_id, client_secret=SECRETS.get(client_id),
                    server_metadata_url=provider.url("/.well-known/openid-configuration"),
-                   client_kwargs={"scope": "openid email profile",
-                                  "code_challenge_method": "S256",
-                                  "token_endpoint_auth_method": "client_secret_basic"})
+                   client_kwargs={"scope": SCOPE} | (
+                       {} if client_id in SECRETS else {"code_challenge_method": "S256"}))
 
     @site.get("/login")
     def login():  # type: ignore[no-untyped-def]
-        return oauth.svc.authorize_redirect(REDIRECT[CONFIDENTIAL])
+        return oauth.svc.authorize_redirect(REDIRECT[client_id])
 
     @site.get("/cb")
     def callback():  # type: ignore[no-untyped-def]
         token = oauth.svc.authorize_access_token()  # validates the ID token, nonce included
-        refreshed = oauth.svc.fetch_access_token(grant_type="refresh_token",
-                                                 refresh_token=token["refresh_token"])
-        return jsonify(id_claims=dict(token["userinfo"]),
-                       userinfo=dict(oauth.svc.userinfo(token=token)),
-                       refreshed=refreshed["refresh_token"] != token["refresh_token"])
+        expired = {**token, "expires_at": 1}  # authlib refreshes it before using it
+        info = oauth.svc.userinfo(token=expired)
+        session["id_token"], session["access_token"] = token["id_token"], token["access_token"]
+        return jsonify(id_claims=dict(token["userinfo"]), scope=token["scope"],
+                       userinfo=dict(info), old_refresh_token=token["refresh_token"])
 
-    browser = site.test_client()
-    started = browser.get("/login")
-    back = _browser_sign_in(provider, started.headers["Location"], email)
-    assert back.startswith(REDIRECT[CONFIDENTIAL] + "?code=")
-    done = browser.get("/cb?" + back.split("?", 1)[1])
+    @site.get("/logout")
+    def logout():  # type: ignore[no-untyped-def]
+        return oauth.svc.logout_redirect(REDIRECT[client_id], id_token_hint=session["id_token"])
+
+    @site.get("/logged-out")
+    def logged_out():  # type: ignore[no-untyped-def]
+        return jsonify(oauth.svc.validate_logout_response())
+
+    browser, app_browser = requests.Session(), site.test_client()
+    back = _browser_sign_in(provider, app_browser.get("/login").headers["Location"], email,
+                            browser)
+    assert back.startswith(REDIRECT[client_id] + "?code=")
+    done = app_browser.get("/cb?" + back.split("?", 1)[1])
     assert done.status_code == 200, done.text
     body = done.get_json()
-    assert body["id_claims"]["sub"] == user_id and body["id_claims"]["aud"] == CONFIDENTIAL
-    assert body["id_claims"]["email"] == email
+    assert body["id_claims"]["sub"] == user_id and body["id_claims"]["aud"] == client_id
+    assert body["id_claims"]["email"] == email and body["scope"] == SCOPE
     assert body["userinfo"] == {"sub": user_id, "email": email, "email_verified": False,
                                 "name": "Ada"}
-    assert body["refreshed"] is True
+    assert len(refreshed) == 1 and refreshed[0]["refresh_token"] != body["old_refresh_token"]
+
+    out = app_browser.get("/logout").headers["Location"]
+    assert out.startswith(provider.url("/oauth2/logout?"))
+    ended = browser.get(out, allow_redirects=False, timeout=10)
+    assert ended.status_code == 302, ended.text
+    assert ended.headers["Location"].startswith(REDIRECT[client_id] + "?state=")
+    checked = app_browser.get("/logged-out?" + ended.headers["Location"].split("?", 1)[1])
+    assert checked.get_json() == {"post_logout_redirect_uri": REDIRECT[client_id]}
+    verified = requests.get(provider.url("/api/v2/auth/verify"), timeout=10,
+                            headers={"Authorization": f"Bearer {refreshed[0]['access_token']}"})
+    assert verified.status_code == 401  # the logout ended what the sign-in opened
+    secret = SECRETS.get(client_id)
+    again = requests.post(provider.url("/oauth2/token"), timeout=10, data={
+        "grant_type": "refresh_token", "refresh_token": refreshed[0]["refresh_token"],
+        **({} if secret else {"client_id": client_id})},
+        auth=(client_id, secret) if secret else None)
+    assert (again.status_code, again.json()["error"]) == (400, "invalid_grant")
 
 
 def test_the_example_site_signs_in_and_out_with_its_stock_oidc_client(provider):

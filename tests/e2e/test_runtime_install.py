@@ -103,7 +103,7 @@ def production_server(install: Install) -> Iterator[str]:
     migrated = install.run("flask", "--app", "wsgi", "db", "upgrade", env=env)
     assert migrated.returncode == 0, (
         f"flask db upgrade failed in the clean environment:\n{migrated.stdout}{migrated.stderr}")
-    # Exactly the README's command, run from the checkout; the port is the test's.
+    # Exactly the deployment guide's command, run from the checkout; the port is the test's.
     try:
         server = start_gunicorn(install.workdir, env, name="gunicorn",
                                 command=[str(install.bin / "gunicorn")],

@@ -1,9 +1,10 @@
 """Slow clients against a 2-worker server: alone, two of them take it off the air; behind the
-README's own nginx example (Debian's nginx, run from a work folder), twenty do not.
+nginx example of docs/operators/deployment.md (Debian's nginx, run from a work folder), twenty
+do not.
 
 gunicorn's sync workers read each request themselves, so a client sending a byte a second holds
-a worker. nginx reads requests whole before it passes them on; the README says the service must
-sit behind such a proxy, and this runs the very configuration it shows.
+a worker. nginx reads requests whole before it passes them on; the deployment guide says the
+service must sit behind such a proxy, and this runs the very configuration it shows.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ pytestmark = pytest.mark.e2e
 TRICKLE_SECONDS = 4.0
 
 
-def readme_nginx_example() -> str:
-    readme = (ROOT / "README.md").read_text()
-    [example] = re.findall(r"```nginx\n(.*?)```", readme, re.DOTALL)
+def documented_nginx_example() -> str:
+    guide = (ROOT / "docs" / "operators" / "deployment.md").read_text()
+    [example] = re.findall(r"```nginx\n(.*?)```", guide, re.DOTALL)
     return example
 
 
@@ -46,10 +47,10 @@ def nginx_binary() -> str:
 
 
 def nginx_config(workdir: Path, port: int, upstream: Server) -> str:
-    """The README's example, with only where it listens, where its upstream and log are
+    """The deployment guide's example, with only where it listens, where its upstream and log are
     changed, inside the few lines a whole nginx.conf needs around it."""
     upstream_address = upstream.base_url.removeprefix("http://")
-    example = readme_nginx_example()
+    example = documented_nginx_example()
     example = re.sub(r"listen [^;]*;", f"listen 127.0.0.1:{port};", example)
     example = re.sub(r"upstream svc_auth \{[^}]*\}",
                      f"upstream svc_auth {{ server {upstream_address}; }}", example)
@@ -73,7 +74,7 @@ http {{
 
 @pytest.fixture
 def nginx_in_front(server_factory: ServerFactory) -> Iterator[tuple[Server, str]]:
-    """A 2-worker server, and the base URL of the README's nginx in front of it."""
+    """A 2-worker server, and the base URL of the documented nginx in front of it."""
     upstream = server_factory(workers=2)
     workdir = Path(tempfile.mkdtemp(prefix="svc-nginx-"))
     port = free_port()
@@ -144,7 +145,7 @@ def test_two_slow_clients_take_a_bare_two_worker_server_off_the_air(
     assert answers_at_once(server.base_url, "/health", timeout=5)  # free again once they left
 
 
-def test_behind_the_readme_nginx_slow_clients_hold_no_worker(
+def test_behind_the_documented_nginx_slow_clients_hold_no_worker(
         nginx_in_front: tuple[Server, str]) -> None:
     upstream, base_url = nginx_in_front
     # A generous timeout: on a busy machine a quick answer may still take a moment.
@@ -155,9 +156,9 @@ def test_behind_the_readme_nginx_slow_clients_hold_no_worker(
     assert not [line for line in upstream.access_lines() if line.path == "/api/v2/auth/login"]
 
 
-def test_the_readme_example_spells_out_its_buffering_and_timeouts() -> None:
+def test_the_documented_example_spells_out_its_buffering_and_timeouts() -> None:
     """nginx's defaults buffer; the example says so, so that no one turns it off unawares."""
-    example = readme_nginx_example()
+    example = documented_nginx_example()
     for directive in ("proxy_request_buffering on;", "proxy_buffering on;",
                       "client_header_timeout 10s;", "client_body_timeout 10s;"):
         assert directive in example

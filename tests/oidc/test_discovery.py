@@ -3,7 +3,10 @@ and nothing in it that is not true."""
 
 from urllib.parse import urlsplit
 
+import jwt
 from werkzeug.exceptions import MethodNotAllowed, NotFound
+
+from tests.oidc.helpers import authorize_query, get_code, pkce, redeem
 
 # OpenID Connect Discovery 1.0 §3: REQUIRED (token_endpoint too, without the implicit flow).
 REQUIRED = ("issuer", "authorization_endpoint", "token_endpoint", "jwks_uri",
@@ -48,3 +51,22 @@ def test_it_claims_only_what_the_provider_does(client):
     assert metadata["request_parameter_supported"] is False
     assert metadata["request_uri_parameter_supported"] is False
     assert metadata["require_pushed_authorization_requests"] is False
+
+
+def test_claims_supported_are_exactly_those_an_id_token_and_userinfo_carry(app, client, user):
+    """With every scope and a nonce: nothing listed that is never issued, nothing issued that is
+    not listed; acr says one of acr_values_supported (aal2 with a second factor:
+    tests/oidc/test_second_factor_oidc.py)."""
+    metadata = client.get("/.well-known/openid-configuration").get_json()
+    verifier = pkce()
+    code = get_code(client, user, authorize_query(verifier=verifier))
+    tokens = redeem(client, code, verifier).get_json()
+    id_claims = jwt.decode(tokens["id_token"], options={"verify_signature": False})
+    userinfo = client.get("/oauth2/userinfo", headers={
+        "Authorization": f"Bearer {tokens['access_token']}"}).get_json()
+    assert sorted(metadata["claims_supported"]) == sorted({*id_claims, *userinfo})
+    assert metadata["acr_values_supported"] == ["aal1", "aal2"]
+    assert id_claims["acr"] == "aal1"
+    assert metadata["claims_parameter_supported"] is False
+    assert metadata["response_modes_supported"] == ["query"]
+    assert "offline_access" in metadata["scopes_supported"]

@@ -37,7 +37,7 @@ HOSTILE = {
 }
 AUTHORIZE_PARAMS = ["response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
                     "code_challenge", "code_challenge_method", "prompt", "max_age",
-                    "login_hint", "request_uri", "response_mode", "claims"]
+                    "login_hint", "request_uri", "response_mode", "claims", "request"]
 
 
 def encoded(params: dict[str, str], name: str, raw: str) -> str:
@@ -149,8 +149,38 @@ def test_a_hostile_value_in_any_pushed_parameter_is_refused_in_json_or_kept(app,
         if response.status_code != 201:
             assert_oauth_json(response, {400, 401},
                               {"invalid_request", "invalid_client", "invalid_scope",
-                               "unsupported_response_type"})
+                               "unsupported_response_type", "request_not_supported"})
             assert stored(app) == before, label
+
+
+# What the provider does not do (app/oidc/unsupported.py): its documented refusal, whatever
+# the value, and never a 500. A request_uri of the pushed form that is no live one is a page.
+UNSUPPORTED = {"request": "request_not_supported", "request_uri": "request_uri_not_supported",
+               "response_mode": "invalid_request"}
+
+
+@pytest.mark.parametrize(("name", "error"), UNSUPPORTED.items(), ids=UNSUPPORTED.keys())
+def test_a_hostile_unsupported_parameter_gets_its_documented_refusal(app, client, user, name,
+                                                                     error):
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    cases = {**HOSTILE, "pushed-prefix": quote("urn:ietf:params:oauth:request_uri:") + "%00",
+             "jwt-with-nul": "eyJ.e30.%00"}
+    for label, raw in cases.items():
+        response = client.get("/oauth2/authorize?" + encoded(authorize_query(verifier=pkce()),
+                                                             name, raw))
+        if label == "pushed-prefix" and name == "request_uri":  # looked up, found nowhere
+            assert_page(response)
+            continue
+        assert response.status_code == 302, (label, response.text)
+        assert response.headers["Location"].startswith(PUBLIC_URI + "?"), label
+        back = query_of(response.headers["Location"])
+        assert back["error"] == error and back["state"] == "st-1", label
+        if name != "request_uri":
+            pushed = client.post("/oauth2/par", data=encoded(authorize_query(verifier=pkce()),
+                                                             name, raw),
+                                 content_type="application/x-www-form-urlencoded")
+            assert_oauth_json(pushed, 400, error)
+    assert stored(app) == (0, 0)
 
 
 TOKEN_REQUESTS = {

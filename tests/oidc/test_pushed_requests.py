@@ -241,7 +241,8 @@ def test_a_third_party_client_asks_consent_with_its_pushed_request(client, user)
     ({"prompt": "none login"}, None, 400, "invalid_request"),
     # What only a push can get wrong.
     ({"request_uri": "urn:ietf:params:oauth:request_uri:x"}, None, 400, "invalid_request"),
-    ({"request": "eyJhbGciOiJub25lIn0.e30."}, None, 400, "invalid_request"),
+    ({"request": "eyJhbGciOiJub25lIn0.e30."}, None, 400, "request_not_supported"),
+    ({"response_mode": "form_post"}, None, 400, "invalid_request"),
     ({"state": "x" * 9000}, None, 400, "invalid_request"),
 ])
 def test_a_push_is_refused_like_an_authorization_request(app, client, data, auth, status,

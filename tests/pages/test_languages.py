@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 
+from flask_babel import force_locale, gettext
+
 from app.extensions import db
 from app.models import User
+from app.pages.blueprint import duration
 from tests.support.pages import csrf_token, submit
 
 
@@ -77,3 +80,45 @@ def test_error_pages_and_the_picker_speak_the_language_too(client):
     page = client.get("/no-such-page", headers={"Accept-Language": "de"})
     assert page.status_code == 404 and lang_of(page) == "de"
     assert csrf_token(client, "/login")
+
+
+# What the chosen language says: the words, the plural forms, the dates and the mails. --------
+
+WAITS = {"en": ("Try again in 1 second.", "Try again in 2 seconds."),
+         "fr": ("Réessayez dans 1 seconde.", "Réessayez dans 2 secondes."),
+         "de": ("Versuchen Sie es in 1 Sekunde erneut.", "Versuchen Sie es in 2 Sekunden erneut."),
+         "es": ("Vuelve a intentarlo dentro de 1 segundo.",
+                "Vuelve a intentarlo dentro de 2 segundos.")}
+
+
+def test_a_wait_has_the_right_plural_in_every_language(app):
+    with app.test_request_context():
+        for code, (one, two) in WAITS.items():
+            with force_locale(code):
+                said = [str(gettext("Try again in %(wait)s.", wait=duration(n))) for n in (1, 2)]
+            assert said == [one, two], code
+
+
+def test_the_sign_in_page_is_in_the_chosen_language(client):
+    page = client.get("/login", headers={"Accept-Language": "fr"}).text
+    assert "Se connecter" in page and "Mot de passe" in page and ">Sign in<" not in page
+
+
+def test_dates_on_the_account_page_follow_the_language(app, signed_in):
+    english = signed_in.get("/account", headers={"Accept-Language": "en"}).text
+    german = signed_in.get("/account", headers={"Accept-Language": "de"}).text
+    assert re.search(r"\b\d{1,2}\.\d{2}\.\d{4}, \d{2}:\d{2}", german)  # 27.11.2026, 08:15
+    assert not re.search(r"\b\d{1,2}\.\d{2}\.\d{4}, \d{2}:\d{2}", english)
+
+
+def test_the_mails_of_a_french_account_are_in_french(app, client, user, mailbox):
+    with app.app_context():
+        db.session.get(User, user.id).language = "fr"
+        db.session.commit()
+    # Asked for from an English page: the mail follows the account, not the page.
+    assert client.post("/api/v2/auth/forgot-password", json={"email": user.email},
+                       headers={"Accept-Language": "en"}).status_code == 202
+    [mail] = mailbox.to(user.email)
+    assert mail["Subject"] == "Réinitialiser votre mot de passe"
+    body = mail.get_body(("plain",)).get_content()
+    assert "mot de passe" in body and "password" not in body.replace("/reset-password", "")

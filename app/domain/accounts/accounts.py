@@ -12,6 +12,7 @@ from sqlalchemy import delete, select, update
 from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
+from app.domain.accounts import plans
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -53,9 +54,10 @@ def check_password_policy(password: str, email: str, pointer: str = "#/password"
 
 
 def create_user(untrusted_email: str, password: str | None, full_name: str = "",
-                plan: str = "free") -> User:
-    """A new user, in the current unit of work or its own; EmailTaken when the address has an
-    account."""
+                plan: str | None = None) -> User:
+    """A new user, in the current unit of work or its own, on `plan` (checked: plans.py) or
+    the default plan; EmailTaken when the address has an account."""
+    plan = plans.default() if plan is None else plans.check(plan)
     email, password_hash = _prepare(untrusted_email, password)
     return _insert_user(email, password_hash, full_name, plan)
 
@@ -102,7 +104,7 @@ def register(untrusted_email: str, password: str, full_name: str, client: Client
 @writes
 def _register(email: str, password_hash: str | None, full_name: str, client: ClientInfo,
               sign_in: Finishing[T]) -> tuple[User, T | None]:
-    user = _insert_user(email, password_hash, full_name, "free")
+    user = _insert_user(email, password_hash, full_name, plans.default())
     audit.record("signed_up", client, user_id=user.id)
     schedule(MailJob.CONFIRM_EMAIL, {"user_id": user.id, "client": asdict(client)})
     if not sessions.may_open_session(user):

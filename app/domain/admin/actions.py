@@ -3,34 +3,24 @@ who did it (`ClientInfo.actor`). The CLI, the admin API and the console all call
 
 from __future__ import annotations
 
-import re
-
 from app.db.transactions import writes
 from app.domain import audit, events
-from app.domain.accounts import accounts, recovery
+from app.domain.accounts import accounts, plans, recovery
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InvalidBody
 from app.domain.events import EventType
 from app.domain.factors import second_factors
 from app.domain.lifecycle import leaving
 from app.domain.sessions import sessions
 from app.models import User
 
-PLAN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-
-
-def check_plan(plan: str, pointer: str = "#/plan") -> str:
-    if not PLAN.match(plan):
-        raise InvalidBody("A plan is up to 32 lower-case letters, digits, dashes and "
-                          "underscores.", [{"pointer": pointer, "detail": "not a plan name"}])
-    return plan
-
 
 @writes
-def create_invited(untrusted_email: str, full_name: str, plan: str, by: ClientInfo) -> User:
-    """An account with no password: its owner gets a mail with a link to choose one."""
-    user = accounts.create_user(untrusted_email, None, full_name, check_plan(plan))
+def create_invited(untrusted_email: str, full_name: str, plan: str | None,
+                   by: ClientInfo) -> User:
+    """An account with no password: its owner gets a mail with a link to choose one. On the
+    default plan unless given one."""
+    user = accounts.create_user(untrusted_email, None, full_name, plan)
     recovery.invite(user, by)
     audit.record("account_created", by, user_id=user.id)
     return user
@@ -43,7 +33,7 @@ def update(user: User, by: ClientInfo, *, full_name: str | None = None,
     request on (verify), and the next refresh's tokens carry it."""
     changes: dict[str, str] = {}
     if plan is not None and plan != user.plan:
-        user.plan = changes["plan"] = check_plan(plan)
+        user.plan = changes["plan"] = plans.check(plan)
         audit.record("plan_changed", by, user_id=user.id)
     if full_name is not None and full_name.strip() != user.full_name:
         user.full_name = changes["full_name"] = full_name.strip()

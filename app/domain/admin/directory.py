@@ -35,6 +35,8 @@ class Search:
     status: Status | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
+    text: str | None = None  # in the address or the name, whatever the case
+    operator: bool | None = None
 
 
 def _escaped(prefix: str) -> str:
@@ -42,13 +44,19 @@ def _escaped(prefix: str) -> str:
 
 
 def _filtered(search: Search) -> Select[User]:
-    for untrusted in (search.email_prefix, search.plan):
+    for untrusted in (search.email_prefix, search.plan, search.text):
         if untrusted is not None and not text.is_printable(untrusted):
             raise InvalidBody("Search for printable text only.")
     query = select(User)
     if search.email_prefix:
         key_prefix = addresses.key(search.email_prefix) or search.email_prefix.lower()
         query = query.where(User.email_key.like(_escaped(key_prefix) + "%", escape="\\"))
+    if search.text:
+        inside = f"%{_escaped(search.text.lower())}%"
+        query = query.where(or_(User.email_key.like(inside, escape="\\"),
+                                func.lower(User.full_name).like(inside, escape="\\")))
+    if search.operator is not None:
+        query = query.where(User.operator == search.operator)
     if search.plan:
         query = query.where(User.plan == search.plan)
     if search.status is Status.ACTIVE:

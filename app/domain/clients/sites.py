@@ -23,6 +23,10 @@ from app.models import ClientSite
 SITE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 DEFAULT_SCOPES = ("openid", "email", "profile")
 SUPPORTED_SCOPES = ("openid", "email", "profile")
+# OpenID Connect Core §11: a client asking to stay signed in. Every site's sign-in comes with a
+# refresh token, so any site may ask for it without registering it; a third-party site asks the
+# person's consent for it as for any scope. It changes nothing about the tokens.
+OFFLINE_ACCESS = "offline_access"
 PUBLIC = "none"  # the token endpoint auth method of a public client
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 

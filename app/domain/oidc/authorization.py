@@ -133,6 +133,12 @@ def give_consent(user_id: str, client_id: str, scope: str, client: ClientInfo) -
 
 # What a client learns about the person ---------------------------------------------------------
 
+# Every claim an ID token (id_token below) or the userinfo answer may carry: the discovery
+# document's claims_supported.
+CLAIMS = ("iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid", "amr", "acr",
+          "email", "email_verified", "name")
+
+
 def user_claims(user: User, scope: str) -> dict[str, Any]:
     """`sub`, and by scope `email` and `email_verified` (email) and `name` (profile)."""
     scopes = scope.split()

@@ -61,9 +61,14 @@ def amr(provider: str, second_factor: str | None) -> list[str]:
     return first + ([_AMR.get(second_factor, "mfa"), "mfa"] if second_factor else [])
 
 
+# The authenticator assurance levels (NIST SP 800-63B) a session's `acr` may be: the discovery
+# document's acr_values_supported.
+ASSURANCE_LEVELS = ("aal1", "aal2")
+
+
 def assurance(second_factor: str | None) -> str:
-    """The authenticator assurance level (NIST SP 800-63B) as `acr`: aal2 with a second factor."""
-    return "aal2" if second_factor else "aal1"
+    """The authenticator assurance level as `acr`: aal2 with a second factor."""
+    return ASSURANCE_LEVELS[1] if second_factor else ASSURANCE_LEVELS[0]
 
 
 class LogoutScope(StrEnum):

@@ -1,11 +1,14 @@
 // A relying party built only from openid-client (the certified Node library), signing a person in
-// to svc-auth the way a client site would. Nothing of svc-auth's is used here.
+// to svc-auth the way a client site would, with the library's defaults (a client secret is sent
+// as client_secret_post; plain http is allowed, for the test server only). Nothing of
+// svc-auth's is used here.
 //
 //   node rp.mjs '<json>'   with {issuer, clientId, clientSecret?, redirectUri, postLogoutUri,
 //                                 email, password}
 //
 // It plays the browser too (a cookie jar, redirects followed by hand, the hosted login form
-// submitted with its CSRF token), and prints one JSON line: what each step gave.
+// submitted with its CSRF token), and prints one JSON line: what each step gave. When the first
+// token request is refused, the line says how ({tokenError}) and the run stops there.
 import * as client from "openid-client";
 
 const input = JSON.parse(process.argv[2]);
@@ -49,17 +52,15 @@ async function signIn(page) {
   return new URL(response.headers.get("location"), action);
 }
 
-const auth = input.clientSecret ? client.ClientSecretBasic(input.clientSecret) : client.None();
-const config = await client.discovery(new URL(input.issuer), input.clientId,
-  input.clientSecret ? { client_secret: input.clientSecret } : undefined, auth,
-  { execute: [client.allowInsecureRequests] });
+const config = await client.discovery(new URL(input.issuer), input.clientId, input.clientSecret,
+  undefined, { execute: [client.allowInsecureRequests] });
 out.discovered = config.serverMetadata().issuer;
 
 const verifier = client.randomPKCECodeVerifier();
 const nonce = client.randomNonce();
 const state = client.randomState();
 const start = client.buildAuthorizationUrl(config, {
-  redirect_uri: input.redirectUri, scope: "openid email profile", nonce, state,
+  redirect_uri: input.redirectUri, scope: "openid email profile offline_access", nonce, state,
   code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
 });
 const loginPage = await browse(start);
@@ -67,9 +68,21 @@ const login = new URL(loginPage.headers.get("location"), start);
 out.loginPage = login.pathname;
 const callback = await follow(await signIn(login));
 
-const tokens = await client.authorizationCodeGrant(config, callback, {
-  pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true,
-});
+let tokens;
+try {
+  tokens = await client.authorizationCodeGrant(config, callback, {
+    pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true,
+  });
+} catch (error) {
+  // A 401 with WWW-Authenticate is read as a challenge; any other refusal as a body.
+  const said = error instanceof client.WWWAuthenticateChallengeError
+    ? error.cause[0].parameters : error instanceof client.ResponseBodyError ? error : null;
+  if (said === null) throw error;
+  out.tokenError = { status: error.status, error: said.error,
+                     description: said.error_description };
+  console.log(JSON.stringify(out));
+  process.exit(0);
+}
 const claims = tokens.claims();
 out.claims = { sub: claims.sub, aud: claims.aud, nonce: claims.nonce, email: claims.email,
                at_hash: Boolean(claims.at_hash), sid: Boolean(claims.sid), amr: claims.amr,

@@ -19,6 +19,7 @@ from app.api import documents as out
 from app.api import schemas as body
 from app.api.operation import Operation
 from app.domain import errors as e
+from app.domain.accounts import plans
 from app.domain.admin.idempotency import (
     IdempotencyKeyInUse,
     IdempotencyKeyReused,
@@ -84,6 +85,13 @@ OUT_OF_RANGE = refused(admin.DeliveriesQuery, {"limit": "0"}, "invalid_body (a p
                                                                 "range)")
 assert OUT_OF_RANGE is not None
 QUERY = (OUT_OF_RANGE,)
+NOT_A_PLAN = refused(admin.UpdateUserBody, {"plan": "Gold plan"}, "invalid_body (not a plan "
+                                                                  "word)")
+assert NOT_A_PLAN is not None
+UNLISTED = "There is no plan gold: the plans are free, pro, team."
+PLANS = (NOT_A_PLAN, raised(plans.UnknownPlan(UNLISTED, [{"pointer": "#/plan",
+                                                          "detail": UNLISTED}]),
+                            "unknown_plan (with SVC_PLANS=free,pro,team)"))
 
 
 # Request bodies, by the model that validates them: (summary, value) each.
@@ -175,10 +183,8 @@ PROBLEMS: dict[str, tuple[Example, ...]] = {
     "ready": (Example(503, "service_unavailable", problem_body(
         503, "service_unavailable", "A dependency is unreachable.", database="unreachable",
         redis="ok")),),
-    "adminCreateUser": (raised(e.EmailTaken()),),
-    "adminUpdateUser": (raised(e.InvalidBody(
-        "A plan is up to 32 lower-case letters, digits, dashes and underscores.",
-        [{"pointer": "#/plan", "detail": "not a plan name"}])),),
+    "adminCreateUser": (raised(e.EmailTaken()), *PLANS),
+    "adminUpdateUser": PLANS,
     "adminEnableUser": (raised(DeletionScheduled()),),
     "adminListUsers": (raised(e.InvalidBody("The cursor is not one this service gave.",
                                             [{"pointer": "#/cursor",
@@ -187,7 +193,8 @@ PROBLEMS: dict[str, tuple[Example, ...]] = {
     "adminListDeliveries": QUERY,
     "adminUserEvents": QUERY,
     "oidcPushedRequest": (
-        oauth(400, "invalid_request", "A parameter is missing, repeated or wrong"),
+        oauth(400, "invalid_request", "A parameter is missing, repeated or wrong",
+              "A parameter is given more than once."),
         oauth(400, "unsupported_response_type", "response_type is not `code`"),
         oauth(401, "invalid_client", "The client's authentication failed")),
     "oidcToken": (

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from app.api import documents as out
 from app.api.openapi import OPERATIONS
 from app.domain import errors
 from app.web.errors import _HTTP_CODES
+from tests.support import admin
 from tests.support.accounts import PASSWORD
+
+ADMIN = "/api/admin/v1"
 
 # RFC 6749 §5.2, RFC 6750 §3.1 and RFC 9126, as the OpenID Connect endpoints answer them.
 OAUTH_ERRORS = {"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
@@ -138,11 +142,38 @@ def _answers(client: Any, user: Any, login: Any) -> list[tuple[str, str, Any]]:
     ]
 
 
-def test_the_error_examples_are_the_answers(client, user, login):
+@pytest.fixture
+def settings():
+    return {"PLANS": "free,pro,team"}  # as the unknown_plan example says
+
+
+def _service(app: Any, client: Any, name: str, *scopes: str) -> dict[str, Any]:
+    return admin.bearer(admin.token(client, admin.register(app, name, *scopes)))
+
+
+def _admin_answers(app: Any, client: Any, user: Any) -> list[tuple[str, str, Any]]:
+    support = _service(app, client, "support", "users:read", "users:write")
+    audit = _service(app, client, "audit", "audit:read")
+    users = f"{ADMIN}/users/{user.id}"
+    return [
+        ("adminUpdateUser", "unknown_plan", client.patch(users, json={"plan": "gold"}, **support)),
+        ("adminUpdateUser", "invalid_body",
+         client.patch(users, json={"plan": "Gold plan"}, **support)),
+        ("adminGetUser", "not_found",
+         client.get(f"{ADMIN}/users/00000000-0000-4000-8000-000000000000", **support)),
+        ("adminListUsers", "missing_token", client.get(f"{ADMIN}/users")),
+        ("adminEndSessions", "insufficient_scope",
+         client.delete(f"{users}/sessions", **support)),
+        ("adminListDeliveries", "invalid_body",
+         client.get(f"{ADMIN}/deliveries?limit=0", **audit)),
+    ]
+
+
+def test_the_error_examples_are_the_answers(app, client, user, login):
     document = _document(client)
-    answers = _answers(client, user, login)
+    answers = _answers(client, user, login) + _admin_answers(app, client, user)
     for operation_id, code, response in answers:
         examples = _examples(document, operation_id, response.status_code, code)
         assert response.get_json() in examples, (operation_id, code)
-    assert len({operation_id for operation_id, _, _ in answers}) >= 16
+    assert len({operation_id for operation_id, _, _ in answers}) >= 20
 

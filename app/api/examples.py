@@ -72,6 +72,7 @@ PROOF = (raised(e.InvalidCredentials("The password is not right.")),
          raised(e.StepUpRequired("Send the account's password.")))
 BEARER = (raised(e.MissingToken()), raised(e.InvalidToken()), raised(e.TokenExpired()))
 
+
 def refused(model: type[BaseModel], data: dict[str, Any], summary: str) -> Example | None:
     """What the model's own validation answers to `data`, as the API says it."""
     try:

@@ -75,6 +75,7 @@ def _register_blueprints(app: Flask) -> None:
         admin,
         cors,
         openapi,
+        reference,
         v1,
         v2,
         v2_account,  # noqa: F401  (adds the account's routes to v2's blueprint)
@@ -91,6 +92,7 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(pages.bp)
     app.register_blueprint(console.bp)
     app.register_blueprint(openapi.bp)
+    app.register_blueprint(reference.bp)
     app.register_blueprint(oidc.bp)
     oidc.init_app(app)
     # Bearer tokens and JSON bodies, no cookies: nothing to forge. The OpenID Connect endpoints

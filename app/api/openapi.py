@@ -1,4 +1,5 @@
-"""The OpenAPI 3.1 document of the JSON API, and the reference page rendered from it.
+"""The OpenAPI 3.1 document of the JSON API (the reference page, /api/docs, shows it:
+app/api/reference.py).
 
 Request bodies come from the very models that validate them (app/api/schemas.py), responses
 from app/api/documents.py; the operations are listed once, below.
@@ -9,11 +10,11 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template
+from flask import Blueprint, Response, current_app, jsonify
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from app.api import admin_openapi
+from app.api import admin_openapi, examples
 from app.api import documents as out
 from app.api import schemas as body
 from app.api.operation import Answer, Operation, Param
@@ -54,6 +55,8 @@ AUTHORIZE = (
 LOGOUT = (Param("id_token_hint", description="An ID token of ours."),
           Param("post_logout_redirect_uri", description="One the client registered."),
           Param("client_id"), Param("state"))
+# The endpoints a browser opens answer their errors with a page, a database outage too.
+BROWSER_ERRORS: dict[int, Answer] = {400: Answer.PAGE, 503: Answer.PAGE}
 FROM_TOKENS = {  # after a response with tokens: refresh with its refresh token
     "RefreshWithToken": {"operationId": "refresh",
                          "requestBody": {"refresh_token": "$response.body#/refresh_token"}},
@@ -86,7 +89,8 @@ SITE_OPERATIONS = (
     Operation("post", "/api/v2/auth/refresh", "refresh", "Rotate a refresh token", "v2",
               {200: out.LoginResponse, 401: out.Problem, 403: out.Problem}, body=body.RefreshBody,
               links={200: FROM_TOKENS}),
-    Operation("post", "/api/v2/auth/logout", "logout", "End sessions", "v2", {204: None},
+    Operation("post", "/api/v2/auth/logout", "logout", "End sessions", "v2",
+              {204: None, 422: out.Problem},
               bearer=True, params=(Param("scope", description="Which sessions end.", schema={
                   "type": "string", "enum": ["local", "others", "global"],
                   "default": "local"}),)),
@@ -167,11 +171,11 @@ SITE_OPERATIONS = (
     Operation("get", "/oauth2/authorize", "oidcAuthorize",
               "Authorization endpoint (through the hosted login; a page, or a redirect to the "
               "client with `code` or `error`)", "oidc",
-              {200: Answer.PAGE, 302: Answer.REDIRECT, 400: Answer.PAGE, 403: Answer.PAGE,
+              {200: Answer.PAGE, 302: Answer.REDIRECT, **BROWSER_ERRORS, 403: Answer.PAGE,
                429: Answer.PAGE}, params=AUTHORIZE, errors=out.OAuthError),
     Operation("post", "/oauth2/authorize", "oidcConsent",
               "The consent page's answer (`decision=allow|deny`, its CSRF token)", "oidc",
-              {302: Answer.REDIRECT, 400: Answer.PAGE, 403: Answer.PAGE, 429: Answer.PAGE},
+              {302: Answer.REDIRECT, **BROWSER_ERRORS, 403: Answer.PAGE, 429: Answer.PAGE},
               params=AUTHORIZE, errors=out.OAuthError),
     Operation("post", "/oauth2/par", "oidcPushedRequest",
               "Push an authorization request (RFC 9126)", "oidc",
@@ -192,10 +196,10 @@ SITE_OPERATIONS = (
               {200: out.Introspection, 400: out.OAuthError, 401: out.OAuthError},
               form=out.TokenHintForm, client_auth=True, errors=out.OAuthError),
     Operation("get", "/oauth2/logout", "oidcLogout", "RP-initiated logout", "oidc",
-              {200: Answer.PAGE, 302: Answer.REDIRECT, 400: Answer.PAGE}, params=LOGOUT,
+              {200: Answer.PAGE, 302: Answer.REDIRECT, **BROWSER_ERRORS}, params=LOGOUT,
               errors=out.OAuthError),
     Operation("post", "/oauth2/logout", "oidcLogoutPost", "RP-initiated logout, by POST", "oidc",
-              {200: Answer.PAGE, 302: Answer.REDIRECT, 400: Answer.PAGE}, params=LOGOUT,
+              {200: Answer.PAGE, 302: Answer.REDIRECT, **BROWSER_ERRORS}, params=LOGOUT,
               errors=out.OAuthError),
 )
 
@@ -225,9 +229,6 @@ def _operation(op: Operation) -> dict[str, Any]:
         responses |= {401: op.errors}
     if op.admin_scope:
         responses |= {403: op.errors, 429: out.Problem}
-    if op.errors is out.Problem and any(p.where == "query" and p.schema.get("enum")
-                                        for p in op.params):
-        responses.setdefault(422, out.Problem)
     spec: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary,
                             "tags": [op.tag], "responses": {}}
     if op.description:
@@ -236,6 +237,9 @@ def _operation(op: Operation) -> dict[str, Any]:
         entry: dict[str, Any] = {"description": STATUS_TEXT[status]}
         if isinstance(answer, type):
             entry["content"] = _media(answer)
+            if status >= 400:
+                for media in entry["content"].values():
+                    media["examples"] = examples.errors_of(op, status)
         elif answer is Answer.REDIRECT:
             entry["headers"] = {"Location": {"schema": {"type": "string"}}}
         elif answer is Answer.PAGE:
@@ -245,13 +249,12 @@ def _operation(op: Operation) -> dict[str, Any]:
         if status in op.links:
             entry["links"] = op.links[status]
         spec["responses"][str(status)] = entry
-    if op.body is not None:
-        spec["requestBody"] = {"required": True, "content": {
-            "application/json": {"schema": {"$ref": REF.format(model=op.body.__name__)}}}}
-    if op.form is not None:
-        spec["requestBody"] = {"required": True, "content": {
-            "application/x-www-form-urlencoded": {
-                "schema": {"$ref": REF.format(model=op.form.__name__)}}}}
+    for model, kind in ((op.body, "application/json"),
+                        (op.form, "application/x-www-form-urlencoded")):
+        if model is not None:
+            spec["requestBody"] = {"required": True, "content": {kind: {
+                "schema": {"$ref": REF.format(model=model.__name__)},
+                "examples": examples.requests_of(model)}}}
     if op.params:
         spec["parameters"] = [{"name": p.name, "in": p.where, "required": p.required,
                                "description": p.description, "schema": p.schema}
@@ -318,8 +321,3 @@ def openapi_json() -> Response:
     response = jsonify(document())
     response.headers["Cache-Control"] = "public, max-age=300"
     return response
-
-
-@bp.get("/api/docs")
-def reference() -> str:
-    return render_template("api_reference.html", doc=document(), ops=OPERATIONS)

@@ -80,11 +80,15 @@ def _unexpected(_error: Exception) -> Failure:
 
 # Problem bodies ------------------------------------------------------------------------------
 
+def problem_body(status: int, code: str, detail: str, **extra: Any) -> dict[str, Any]:
+    """An RFC 9457 problem body, as every answer and the OpenAPI document's examples have it."""
+    return {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
+            "code": code, "detail": str(detail), **extra}
+
+
 def problem(status: int, code: str, detail: str, *, headers: dict[str, str] | None = None,
             **extra: Any) -> Response:
-    body = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
-            "code": code, "detail": detail, **extra}
-    response = jsonify(body)
+    response = jsonify(problem_body(status, code, detail, **extra))
     response.status_code = status
     response.mimetype = "application/problem+json"
     response.headers["Cache-Control"] = "no-store"
@@ -100,10 +104,19 @@ _PROBLEM_DETAIL = {
 }
 
 
+def _failure_extra(failure: Failure) -> dict[str, Any]:
+    return {"retry_after": failure.retry_after} if failure.status == 429 else {}
+
+
+def failure_body(failure: Failure) -> dict[str, Any]:
+    """The problem body of `failure` (the OpenAPI document's examples)."""
+    return problem_body(failure.status, failure.code, _PROBLEM_DETAIL[failure.status],
+                        **_failure_extra(failure))
+
+
 def _failure_problem(failure: Failure) -> Response:
-    extra = {"retry_after": failure.retry_after} if failure.status == 429 else {}
     return problem(failure.status, failure.code, _PROBLEM_DETAIL[failure.status],
-                   headers=failure.headers, **extra)
+                   headers=failure.headers, **_failure_extra(failure))
 
 
 def _auth_error(error: AuthError) -> Response:
@@ -119,13 +132,22 @@ def _auth_error(error: AuthError) -> Response:
     return problem(error.status, error.code, error.detail, headers=headers, **error.members())
 
 
+def http_problem_body(status: int, method: str) -> dict[str, Any]:
+    """The problem body of an HTTP error raised outside our views (the document's examples)."""
+    return problem_body(status, _HTTP_CODES[status], _http_detail(status, method))
+
+
+def _http_detail(status: int, method: str, fallback: str | None = None) -> str:
+    return {
+        404: "There is nothing at this address.",
+        405: f"{method} is not allowed here.",
+        413: "The request body is larger than 64 KiB.",
+    }.get(status, fallback or "The request could not be processed.")
+
+
 def http_error(error: HTTPException) -> Response:
     status = error.code or 500
-    detail = {
-        404: "There is nothing at this address.",
-        405: f"{request.method} is not allowed here.",
-        413: "The request body is larger than 64 KiB.",
-    }.get(status, error.description or "The request could not be processed.")
+    detail = _http_detail(status, request.method, error.description)
     allowed = getattr(error, "valid_methods", None)
     headers = {"Allow": ", ".join(allowed)} if allowed else {}
     return problem(status, _HTTP_CODES.get(status, "http_error"), detail, headers=headers)

@@ -38,6 +38,14 @@ def with_own_script(headers: dict[str, str], *, calls_back: bool = True) -> dict
         f"{name} 'self'" for name in missing])}
 
 
+# The API reference (/api/docs, app/api/reference.py): Swagger UI's script and ours, from this
+# origin; its calls to us (the document, and the requests a developer tries out); the icons its
+# stylesheet draws as data: images. Nothing from another origin, no inline script, no eval.
+API_REFERENCE_POLICY = ("default-src 'none'; script-src 'self'; connect-src 'self'; "
+                        "style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+                        "base-uri 'none'; object-src 'none'")
+
+
 def add_security_headers(response: Response) -> Response:
     """The security headers, unless the view chose its own; no-store on every HTML page
     (forms with CSRF tokens, personal data)."""

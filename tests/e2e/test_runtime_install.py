@@ -11,6 +11,7 @@ folders) make the install take about 20 s; it needs no network when every wheel 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -136,6 +137,16 @@ def test_a_production_install_signs_up_logs_in_verifies_and_refreshes(
     status, verified = call("GET", production_server + "/api/v2/auth/verify",
                             headers=bearer(refreshed["access_token"]))
     assert status == 200 and verified["session_id"] == session_id, verified
+
+
+def test_a_production_install_serves_the_api_reference(production_server: str) -> None:
+    """The reference page's Swagger UI comes with the runtime dependencies, from this origin."""
+    status, page = call("GET", production_server + "/api/docs")
+    assert status == 200, page
+    bundle = re.search(r'src="(/api/docs/swagger-ui/[^"]+/swagger-ui-bundle\.js)"', page)
+    assert bundle is not None, page[:2000]
+    status, script = call("GET", production_server + bundle[1])
+    assert status == 200 and "SwaggerUIBundle" in script
 
 
 def test_a_production_install_sends_mail(install: Install, production_server: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from flask_babel import force_locale, gettext
 
 from app.extensions import db
@@ -45,6 +46,17 @@ def test_the_picker_needs_its_csrf_token_and_stays_on_this_site(client):
         data = {"language": "de", **({"next": elsewhere} if elsewhere else {})}
         picked = submit(client, "/language", data, token_from="/login")
         assert picked.headers["Location"] == "/"
+
+
+# A browser drops tabs and line breaks from a URL and reads a backslash as a slash: each of
+# these is another origin ("//evil.example") once it reaches the address bar, or a broken header.
+@pytest.mark.parametrize("elsewhere", ["/\t/evil.example", "/\n/evil.example", "/\r/evil.example",
+                                       "/\r\nSet-Cookie: svc_lang=xx", " //evil.example",
+                                       "/ /evil.example", "/\x00", "/a\\b"])
+def test_the_pickers_way_back_holds_no_character_a_browser_reads_otherwise(client, elsewhere):
+    picked = submit(client, "/language", {"language": "de", "next": elsewhere},
+                    token_from="/login")
+    assert picked.status_code == 303 and picked.headers["Location"] == "/"
 
 
 def test_an_unknown_choice_is_english(client):

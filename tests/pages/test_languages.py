@@ -70,6 +70,13 @@ def test_the_pages_picker_offers_each_language_in_its_own_name(client):
     assert ">Deutsch<" in page and ">Français<" in page and ">English<" in page
 
 
+@pytest.mark.parametrize("cookie", ["../../de", "de\x00", "x" * 3000, "de;q=1", "<b>fr</b>"])
+def test_a_forged_language_cookie_names_no_language_and_breaks_no_page(client, cookie):
+    client.set_cookie("svc_lang", cookie)
+    page = client.get("/login", headers={"Accept-Language": "es"})
+    assert page.status_code == 200 and lang_of(page) == "es"  # as if there were none
+
+
 def test_a_choice_signed_in_is_saved_on_the_account_and_follows_it(app, signed_in, user):
     submit(signed_in, "/language", {"language": "es", "next": "/account"}, token_from="/account")
     with app.app_context():

@@ -3,6 +3,7 @@ per device; and every use of a recovery code."""
 
 from __future__ import annotations
 
+from app.domain import new_devices
 from tests.support.second_factors import enrolled_user
 
 FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
@@ -69,3 +70,12 @@ def test_the_mail_never_says_what_the_new_device_wrote_of_itself(client, user, m
     assert len(said) == 3 and "Unknown device" in said[2]
     assert "It was you" not in said[0] and "Unknown device" in said[0]
     assert "curl/8.4.0," in said[1] and "libcurl" not in said[1]  # a program's name and version
+
+
+def test_a_burst_of_new_devices_does_not_bury_the_owners_mail(client, user, mailbox):
+    # Someone with the password, signing in from device after device, could flood the inbox
+    # and hide the other warnings among ours: a few mails an hour, and the first one says it.
+    _login(client, user, FIREFOX)
+    for n in range(12):
+        _login(client, user, f"Mozilla/5.0 (Windows NT 10.0) Chrome/{120 + n}.0", "203.0.113.9")
+    assert len(_new_device_mails(mailbox, user)) == new_devices.MAILS_AN_HOUR

@@ -86,6 +86,13 @@ def test_a_choice_signed_in_is_saved_on_the_account_and_follows_it(app, signed_i
     assert lang_of(elsewhere.get("/account", headers={"Accept-Language": "de"})) == "es"
 
 
+def test_the_account_keeps_only_a_language_we_have(app, signed_in, user):
+    for chosen, kept in (("de-AT", "de"), ("../../fr", "en"), ("<b>es</b>", "en")):
+        submit(signed_in, "/language", {"language": chosen}, token_from="/account")
+        with app.app_context():
+            assert db.session.get(User, user.id).language == kept
+
+
 def test_the_accounts_language_comes_after_the_pickers_cookie(app, signed_in, user):
     with app.app_context():
         db.session.get(User, user.id).language = "de"

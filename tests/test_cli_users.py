@@ -85,6 +85,9 @@ def test_users_list_pages_with_the_cursor_it_prints(app, people, make_user):
     (["--limit", "101"], 2, "Invalid value for '--limit'"),
     (["--search", "a\x1b[2Jb"], 1, "Search for printable text only."),
     (["--search", "a\x00b"], 1, "Search for printable text only."),  # never reaches a query
+    # ["2026-01-01T00:00:00+00:00","a\u0000b"]: neither does a cursor's NUL
+    (["--after", "WyIyMDI2LTAxLTAxVDAwOjAwOjAwKzAwOjAwIiwiYVx1MDAwMGIiXQ"], 1,
+     "The cursor is not one this service gave."),
 ])
 def test_users_list_refuses_bad_input_without_a_traceback(app, people, options, exit_code,
                                                           says):
@@ -139,6 +142,16 @@ def test_an_unknown_address_is_a_clear_error(app, user, command):
     result = run(app, "users", command[0], "ghost@example.com", *command[1:])
     assert result.exit_code == 1
     assert result.output == "Error: No account for ghost@example.com.\n"
+
+
+@pytest.mark.parametrize("address", ["ada\x00@example.com", "\x1b[2Jada@example.com"])
+def test_an_address_with_a_control_character_reaches_no_query_and_no_terminal(app, user,
+                                                                              address):
+    # (color: as on a terminal, where click passes escape sequences on)
+    result = app.test_cli_runner().invoke(args=["users", "show", address], color=True)
+    assert isinstance(result.exception, SystemExit), result.exception  # no traceback
+    assert result.exit_code == 1 and result.output.startswith("Error: No account for ")
+    assert "\x00" not in result.output and "\x1b" not in result.output
 
 
 def test_users_enable_says_what_happened(app, client, user, login):

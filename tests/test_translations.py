@@ -66,6 +66,23 @@ def test_translations_keep_their_placeholders(code):
     assert problems == []
 
 
+_MARKUP = re.compile(r"<[^>]*>|&#?\w+;")
+
+
+@pytest.mark.parametrize("code", SHIPPED)
+def test_translations_keep_their_markup_and_add_none(code):
+    """A template's translation is trusted markup (only the values in it are escaped): a
+    translator's tag or link the English does not have would reach every page in that
+    language."""
+    changed = []
+    for message in _catalogue(code):
+        english = _key(message.id)[0]
+        for said in filter(None, _key(message.string)):
+            if sorted(_MARKUP.findall(said)) != sorted(_MARKUP.findall(english)):
+                changed.append((english, said))
+    assert changed == []
+
+
 @pytest.mark.parametrize("code", SHIPPED)
 def test_each_compiled_catalogue_is_its_po(code):
     catalogue = _catalogue(code)

@@ -22,7 +22,7 @@ from app.models import User
 from app.web.browser import BrowserUser
 from app.web.client import client_info
 
-PRINTABLE = Regexp(text.PRINTABLE, message="Remove the control and formatting characters.")
+PRINTABLE = Regexp(text.PRINTABLE_TEXT, message="Remove the control and formatting characters.")
 RECENT_EVENTS = 20
 
 

@@ -4,16 +4,22 @@ had. The account's first session (its sign-up) is no news, and a known device ne
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sqlalchemy import select
 
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
+from app.domain.limits import throttle
 from app.domain.limits.throttle import network_key
 from app.domain.mail.outbox import schedule
 from app.extensions import db
 from app.models import AuthSession, MailJob, User
 
 LOOKED_AT = 500  # the account's latest sessions: a device unused for longer is news again
+# Someone with the password, signing in from device after device, would otherwise flood the
+# owner's inbox and bury the other warnings among ours; the first mail says it already.
+MAILS_AN_HOUR = 5
 
 
 def is_new(user: User, client: ClientInfo) -> bool:
@@ -31,6 +37,8 @@ def is_new(user: User, client: ClientInfo) -> bool:
 
 def tell_owner(user: User, client: ClientInfo) -> None:
     """Mail the account's own address, in the caller's unit of work: the device and the time,
-    nothing the owner could not see on the account page."""
+    nothing the owner could not see on the account page. At most MAILS_AN_HOUR."""
+    if not throttle.count_new_device_mail(user.id, MAILS_AN_HOUR, timedelta(hours=1)):
+        return
     schedule(MailJob.NEW_DEVICE, {"to": user.email, "user_agent": client.user_agent,
                                   "at": now().isoformat()})

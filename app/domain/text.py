@@ -16,14 +16,16 @@ CONTROL_CHARACTERS = r"\x00-\x1f\x7f-\x9f"  # a regular-expression character ran
 # "Trojan Source" spoofing. Escapes that Python's and pydantic's (Rust) regexes both read.
 BIDI_CONTROLS = r"\u202a-\u202e\u2066-\u2069"
 UNSAFE = CONTROL_CHARACTERS + BIDI_CONTROLS
-PRINTABLE = f"^[^{UNSAFE}]*$"
+PRINTABLE = f"^[^{UNSAFE}]*$"  # for pydantic's (Rust) patterns, where $ ends the text
 NO_NUL = r"^[^\x00]*$"
+# Python's `$` matches before a final line break too: its own checks end at \Z.
+PRINTABLE_TEXT = re.compile(f"^[^{UNSAFE}]*\\Z")
 
 _UNSAFE_RUN = re.compile(f"[{UNSAFE}\\s]+")
 
 
 def is_printable(untrusted: str) -> bool:
-    return re.match(PRINTABLE, untrusted) is not None
+    return PRINTABLE_TEXT.match(untrusted) is not None
 
 
 def cleaned(untrusted: str, max_length: int) -> str:

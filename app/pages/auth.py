@@ -222,7 +222,7 @@ RESET_TOKEN_KEY = "svc_reset_token"  # noqa: S105 (a session key)
 
 @bp.get("/reset-password")
 def reset_form() -> Page:
-    site = sites.registered_site(request.args.get("site"))  # an unknown name is dropped
+    site = sites.family_site(request.args.get("site"))  # an unknown name is dropped
     if "token" in request.args:
         # Move the token from the address bar into the session cookie, so it is in no history,
         # log or Referer from here on.
@@ -237,7 +237,7 @@ def reset_form() -> Page:
 @bp.post("/reset-password")
 @ratelimits.reset
 def reset_submit() -> Page:
-    site = sites.registered_site(request.args.get("site"))
+    site = sites.family_site(request.args.get("site"))
     form = ResetPasswordForm()
     if not form.validate_on_submit():
         return _reset_page("pages/reset_password.html", site, 422, form=form)

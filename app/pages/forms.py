@@ -16,7 +16,7 @@ from app.domain.text import N_
 
 # The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
 # in a form would reach PostgreSQL, which cannot store one, and become a 500.
-PRINTABLE = Regexp(text.PRINTABLE, message=_l("Remove the control and formatting characters."))
+PRINTABLE = Regexp(text.PRINTABLE_TEXT, message=_l("Remove the control and formatting characters."))
 ONE_TIME_CODE = {"autocomplete": "one-time-code", "autocapitalize": "none", "spellcheck": "false"}
 PASSWORD = [DataRequired(), Length(max=1024),
             Regexp(text.NO_NUL, message=_l("A password cannot hold a NUL character."))]

@@ -1,7 +1,7 @@
 """Which site the person on a hosted page came from, to show its name, logo and colour: the
 site of the page's handoff target, of the OpenID Connect authorization under way (its consent
-page's too), or named by a mailed link (`site`). Resolved once a request; a page with none is
-the service's own."""
+page's too), or named by a mailed link (`site`: a family site only). Resolved once a request; a
+page with none is the service's own."""
 
 from __future__ import annotations
 
@@ -34,7 +34,11 @@ def _find() -> Site | None:
     if target is not None:
         return sites.site_of_redirect_uri(target.redirect_uri)
     untrusted_name = request.args.get("client_id") or request.args.get("site")
-    if untrusted_name is None and request.path.startswith(("/login", "/signup")):
+    if untrusted_name is not None:
+        # A link anyone can write: a family site only (a third party shows on its own
+        # authorization's pages, above and below).
+        return sites.family_site(untrusted_name)
+    if request.path.startswith(("/login", "/signup")):
         pending = pending_authorization.pending()
         if pending is not None:
             untrusted_name = next(iter(parse_qs(pending.query).get("client_id", [])), None)

@@ -238,7 +238,10 @@ def test_search_by_email_prefix_plan_and_status(app, client, make_user, support)
 
 @pytest.mark.parametrize("cursor", ["WyJub3QgYSBkYXRlIiwiYSJd",  # ["not a date","a"]
                                     "WzEsMl0", "WyIyMDI2LTAxLTAxIiwiYSJd",  # a naive date
-                                    "bm90IGpzb24", "W10", "!!!"])
+                                    "bm90IGpzb24", "W10", "!!!",
+                                    # ["2026-01-01T00:00:00+00:00","a\u0000b"]: a NUL for
+                                    # PostgreSQL, which cannot compare one
+                                    "WyIyMDI2LTAxLTAxVDAwOjAwOjAwKzAwOjAwIiwiYVx1MDAwMGIiXQ"])
 def test_a_forged_cursor_is_a_422_never_a_500(client, support, cursor):
     answer = client.get(f"{ADMIN}/users", query_string={"cursor": cursor}, **bearer(support))
     assert answer.status_code == 422, answer.get_json()

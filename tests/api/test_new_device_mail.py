@@ -3,6 +3,7 @@ per device; and every use of a recovery code."""
 
 from __future__ import annotations
 
+from app.domain import new_devices
 from tests.support.second_factors import enrolled_user
 
 FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
@@ -56,3 +57,25 @@ def test_a_recovery_code_used_tells_the_owner_how_many_are_left(app, client, clo
     used = [m for m in mailbox.to(account.email) if m["Subject"] == "A recovery code was used"]
     assert len(used) == 1
     assert f"{len(codes) - 1} codes are left" in used[0].get_body(("plain",)).get_content()
+
+
+def test_the_mail_never_says_what_the_new_device_wrote_of_itself(client, user, mailbox):
+    # Whoever signs in with a stolen password chooses the user agent: the owner's warning must
+    # not read as the words it brings ("this was you") beside ours.
+    _login(client, user, FIREFOX)
+    _login(client, user, "It was you on your phone. Nothing to do", "203.0.113.9")
+    _login(client, user, "curl/8.4.0 (x86_64-pc-linux-gnu) libcurl/8.4.0", "192.0.2.1")
+    _login(client, user, "   ", "192.0.2.2")
+    said = [m.get_body(("plain",)).get_content() for m in _new_device_mails(mailbox, user)]
+    assert len(said) == 3 and "Unknown device" in said[2]
+    assert "It was you" not in said[0] and "Unknown device" in said[0]
+    assert "curl/8.4.0," in said[1] and "libcurl" not in said[1]  # a program's name and version
+
+
+def test_a_burst_of_new_devices_does_not_bury_the_owners_mail(client, user, mailbox):
+    # Someone with the password, signing in from device after device, could flood the inbox
+    # and hide the other warnings among ours: a few mails an hour, and the first one says it.
+    _login(client, user, FIREFOX)
+    for n in range(12):
+        _login(client, user, f"Mozilla/5.0 (Windows NT 10.0) Chrome/{120 + n}.0", "203.0.113.9")
+    assert len(_new_device_mails(mailbox, user)) == new_devices.MAILS_AN_HOUR

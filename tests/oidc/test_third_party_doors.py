@@ -166,6 +166,25 @@ def test_the_family_api_gives_cors_to_the_familys_own_origins_only(client):
         assert ("Access-Control-Allow-Origin" in response.headers) is allowed, origin
 
 
+# A third-party client's name on our pages ----------------------------------------------------
+
+@pytest.mark.parametrize("query", [f"site={OUTSIDER}", f"client_id={OUTSIDER}"])
+@pytest.mark.parametrize("path", ["/login", "/signup", "/forgot-password", "/reset-password"])
+def test_a_link_anyone_can_write_shows_no_third_partys_name_on_our_pages(client, path, query):
+    # Signed in there, a person goes to their account, not to the third party: "Continue to"
+    # it, its logo and a way to it would lend it the family's page.
+    page = client.get(f"{path}?{query}")
+    assert page.status_code < 500 and "Continue to" not in page.text
+    assert 'href="https://outsider.example/"' not in page.text
+
+
+def test_its_own_authorization_still_names_it(client):
+    started = client.get("/oauth2/authorize", query_string=authorize_query(
+        client_id=OUTSIDER, redirect_uri=OUTSIDER_URI, verifier=pkce()))
+    assert started.status_code == 302
+    assert "Sign in to continue to outsider" in client.get(started.headers["Location"]).text
+
+
 # A third-party client's tokens ---------------------------------------------------------------
 
 def _consented_tokens(client, user, scope: str) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from flask_babel import force_locale, gettext
 
 from app.extensions import db
@@ -47,6 +48,17 @@ def test_the_picker_needs_its_csrf_token_and_stays_on_this_site(client):
         assert picked.headers["Location"] == "/"
 
 
+# A browser drops tabs and line breaks from a URL and reads a backslash as a slash: each of
+# these is another origin ("//evil.example") once it reaches the address bar, or a broken header.
+@pytest.mark.parametrize("elsewhere", ["/\t/evil.example", "/\n/evil.example", "/\r/evil.example",
+                                       "/\r\nSet-Cookie: svc_lang=xx", " //evil.example",
+                                       "/ /evil.example", "/\x00", "/a\\b"])
+def test_the_pickers_way_back_holds_no_character_a_browser_reads_otherwise(client, elsewhere):
+    picked = submit(client, "/language", {"language": "de", "next": elsewhere},
+                    token_from="/login")
+    assert picked.status_code == 303 and picked.headers["Location"] == "/"
+
+
 def test_an_unknown_choice_is_english(client):
     submit(client, "/language", {"language": "xx"}, token_from="/login")
     assert lang_of(client.get("/login", headers={"Accept-Language": "de"})) == "en"
@@ -58,6 +70,13 @@ def test_the_pages_picker_offers_each_language_in_its_own_name(client):
     assert ">Deutsch<" in page and ">Français<" in page and ">English<" in page
 
 
+@pytest.mark.parametrize("cookie", ["../../de", "de\x00", "x" * 3000, "de;q=1", "<b>fr</b>"])
+def test_a_forged_language_cookie_names_no_language_and_breaks_no_page(client, cookie):
+    client.set_cookie("svc_lang", cookie)
+    page = client.get("/login", headers={"Accept-Language": "es"})
+    assert page.status_code == 200 and lang_of(page) == "es"  # as if there were none
+
+
 def test_a_choice_signed_in_is_saved_on_the_account_and_follows_it(app, signed_in, user):
     submit(signed_in, "/language", {"language": "es", "next": "/account"}, token_from="/account")
     with app.app_context():
@@ -65,6 +84,13 @@ def test_a_choice_signed_in_is_saved_on_the_account_and_follows_it(app, signed_i
     elsewhere = app.test_client()
     submit(elsewhere, "/login", {"email": user.email, "password": user.password})
     assert lang_of(elsewhere.get("/account", headers={"Accept-Language": "de"})) == "es"
+
+
+def test_the_account_keeps_only_a_language_we_have(app, signed_in, user):
+    for chosen, kept in (("de-AT", "de"), ("../../fr", "en"), ("<b>es</b>", "en")):
+        submit(signed_in, "/language", {"language": chosen}, token_from="/account")
+        with app.app_context():
+            assert db.session.get(User, user.id).language == kept
 
 
 def test_the_accounts_language_comes_after_the_pickers_cookie(app, signed_in, user):

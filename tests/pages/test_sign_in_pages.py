@@ -200,6 +200,9 @@ class TestRateLimitedForm:
     ("/signup", {"email": "new@example.com", "password": "a long passphrase",
                  "full_name": "Robert\x00'); DROP TABLE users;--"}),
     ("/forgot-password", {"email": "ada@example.com\x1b[31m"}),
+    # (Python's `$` also matches before a final line break: the check ends at the text's end.)
+    ("/signup", {"email": "new@example.com", "password": "a long passphrase",
+                 "full_name": "Ada\n"}),
 ])
 def test_control_characters_in_a_form_are_a_422_never_a_500(client, path, data):
     """On PostgreSQL a NUL would reach the driver and fail there: the form refuses it first."""

@@ -99,7 +99,8 @@ def test_a_clean_svg_and_png_are_kept():
     assert branding.checked_logo(png())[0] == branding.PNG
 
 
-@pytest.mark.parametrize("colour", ["#ffff00", "#cccccc", "#ffffff", "red", "#12345", "#gg0000"])
+@pytest.mark.parametrize("colour", ["#ffff00", "#cccccc", "#ffffff", "red", "#12345", "#gg0000",
+                                    "#0b6e4f\n"])
 def test_a_colour_that_fails_contrast_or_form_is_refused(app, colour):
     result = cli(app, "sites", "add", "pale", "--redirect-uri", "https://pale.example/cb",
                  "--accent-color", colour)

@@ -25,7 +25,7 @@ class UnknownPlan(InvalidBody):
 
 def check(plan: str, pointer: str = "#/plan") -> str:
     """`plan`, if an account may be put on it; InvalidBody, or UnknownPlan, saying why not."""
-    if not PLAN.match(plan):
+    if not PLAN.fullmatch(plan):  # (not match: its `$` takes "pro\n")
         reason = f"A plan is {WHAT_A_PLAN_IS}."
         raise InvalidBody(reason, [{"pointer": pointer, "detail": reason}])
     offered = catalogue()

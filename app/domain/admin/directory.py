@@ -109,10 +109,13 @@ def require_user(untrusted_id: str) -> User:
 
 
 def require_by_email(untrusted_email: str) -> User:
+    """NotFound for text with a control character too: a NUL reaches no query (PostgreSQL
+    cannot compare one), and no escape sequence goes back to the operator's terminal."""
     user = db.session.scalars(
-        select(User).where(User.email_key == addresses.key(untrusted_email))).one_or_none()
+        select(User).where(User.email_key == addresses.key(untrusted_email))).one_or_none() \
+        if text.is_printable(untrusted_email) else None
     if user is None:
-        raise NotFound(f"No account for {untrusted_email}.")
+        raise NotFound(f"No account for {text.cleaned(untrusted_email, 320)}.")
     return user
 
 

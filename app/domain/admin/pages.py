@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from app.domain import text
 from app.domain.errors import InvalidBody
 
 T = TypeVar("T")
@@ -35,10 +36,11 @@ def cursor_of(position: list[str | int]) -> str:
 
 
 def _in_range(value: object) -> bool:
-    """What a database column can hold: an integer of 64 bits, a short string."""
+    """What a database column can hold: an integer of 64 bits, a short printable string (no
+    NUL: PostgreSQL cannot compare one)."""
     if isinstance(value, int):
         return 0 <= value < 2**63
-    return isinstance(value, str) and len(value) <= 64
+    return isinstance(value, str) and len(value) <= 64 and text.is_printable(value)
 
 
 def position_of(untrusted_cursor: str | None, shape: tuple[type, ...]) -> list[str | int] | None:

@@ -42,7 +42,7 @@ def contrast_with_white(colour: str) -> float:
 
 
 def checked_colour(untrusted: str) -> str:
-    if not COLOUR.match(untrusted):
+    if not COLOUR.fullmatch(untrusted):  # (not match: its `$` takes a final line break)
         raise InvalidBody("An accent colour is #rrggbb.")
     ratio = contrast_with_white(untrusted)
     if ratio < MIN_CONTRAST:

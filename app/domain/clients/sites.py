@@ -166,6 +166,14 @@ def registered_site(untrusted_name: str | None) -> Site | None:
     return all_sites().get(untrusted_name or "")
 
 
+def family_site(untrusted_name: str | None) -> Site | None:
+    """The family's own site registered under exactly this name, or None: all that a link
+    anyone can write (a mailed link's `site`) may name. A third party is named on our pages
+    in its own authorization only."""
+    site = registered_site(untrusted_name)
+    return site if site is not None and site.first_party else None
+
+
 def site_of_redirect_uri(redirect_uri: str) -> Site | None:
     """The site that registered this redirect URI."""
     return next((site for site in all_sites().values() if redirect_uri in site.redirect_uris),

@@ -29,6 +29,7 @@ from app.models import AuthSession, FailureCounter, RateLimitCounter, User
 from app.models.types import UTCDateTime
 
 LOGIN, PASSWORD_CHANGE, SECOND_FACTOR = "login", "password-change", "second-factor"
+NEW_DEVICE_MAIL = "new-device-mail"  # not a failure: mails sent, counted the same way
 ANYWHERE = "*"
 IPV6_PREFIX = 64  # one customer's network: a host picks any address in it
 
@@ -327,6 +328,13 @@ def count_attempt(scope: str, subjects: tuple[str, ...],
     counts = _reserve(scope, tuple((subject, ANYWHERE) for subject in subjects), window, now())
     return _slot(scope, counts), {subject: count.failures
                                   for (subject, _), count in counts.items()}
+
+
+def count_new_device_mail(user_id: str, limit: int, window: timedelta) -> bool:
+    """Count one more mail telling the account of a new device, in the caller's unit of work:
+    whether it is within `limit` mails in `window` (domain/new_devices.py)."""
+    counts = _reserve(NEW_DEVICE_MAIL, ((_key("user", user_id), ANYWHERE),), window, now())
+    return all(count.failures <= limit for count in counts.values())
 
 
 def give_back(slot: Slot) -> None:

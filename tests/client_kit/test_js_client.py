@@ -542,8 +542,8 @@ def test_sign_out_ends_the_hosted_session_too_so_the_next_sign_in_asks(
         expect(page.locator("#who")).to_have_text("Signed in")
         refresh_token = local_storage(page)["svc_refresh_token"]
 
-        page.get_by_role("button", name="Sign out").click()
-        page.wait_for_url(site.url("/"))  # through the service's sign-out and back home
+        with page.expect_navigation(url=site.url("/")):  # through the service's sign-out, home
+            page.get_by_role("button", name="Sign out").click()
         page.wait_for_selector("body[data-ready=true]", state="attached")
         after = local_storage(page)
         sign_in_through_the_service(page)  # the hosted session is over: the form is shown

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from log import progress
+from production import run_production
 from report import build_report
 from scenarios import (
     fastapi_users,
@@ -72,8 +73,25 @@ def main() -> int:
     parser.add_argument("--skip-peer", action="store_true", help="leave fastapi-users out")
     parser.add_argument("--fail-on-miss", action="store_true",
                         help="exit 2 when a target is missed")
-    parser.add_argument("--output", type=Path, default=BENCH / "results" / "latest.md")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="default: results/latest.md (results/production-latest.md with "
+                        "--production-only)")
+    shape = parser.add_argument_group("the production shape (bench/production.py)")
+    shape.add_argument("--production-only", action="store_true",
+                       help="only the production shape: a quick run of a few minutes")
+    shape.add_argument("--skip-production", action="store_true")
+    shape.add_argument("--prod-workers", type=int, default=None,
+                       help="workers per instance (WEB_CONCURRENCY); default as --workers")
+    shape.add_argument("--prod-env", action="append", default=[], metavar="SVC_NAME=VALUE",
+                       help="a setting for both service instances (to measure a variant)")
+    shape.add_argument("--service-root", default=None,
+                       help="serve the service from another checkout (to measure old code)")
+    shape.add_argument("--profile", type=int, default=10,
+                       help="seconds of py-spy on one worker (0: no profile)")
     args = parser.parse_args()
+    if args.output is None:
+        name = "production-latest.md" if args.production_only else "latest.md"
+        args.output = BENCH / "results" / name
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed: run scripts/install-bench-tools")
     load_before = os.getloadavg()
@@ -82,18 +100,24 @@ def main() -> int:
               "p": int(DEFAULTS["ARGON2_PARALLELISM"])}
     results: dict[str, Result]
     notes: dict[str, Any]
+    results: dict[str, Result] = {}
+    notes: dict[str, Any] = {}
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="svc-bench-")))
-        bench = set_up(args, stack, workdir, argon2)
-        verify_against_the_floor(bench)
-        saturation(bench)
-        login_against_the_bound(bench)
-        other_endpoints(bench)
-        scaling(bench)
-        if bench.peer_python is not None:
-            fastapi_users(bench, bench.peer_python)
-        the_floor_again(bench)
-        results, notes = bench.results, bench.notes
+        if not args.production_only:
+            bench = set_up(args, stack, workdir, argon2)
+            verify_against_the_floor(bench)
+            saturation(bench)
+            login_against_the_bound(bench)
+            other_endpoints(bench)
+            scaling(bench)
+            if bench.peer_python is not None:
+                fastapi_users(bench, bench.peer_python)
+            the_floor_again(bench)
+            results, notes = bench.results, bench.notes
+        if not args.skip_production:
+            with ExitStack() as production:  # its servers stop before the report
+                run_production(args, production, workdir, results, notes)
 
     notes["load_after"] = os.getloadavg()
     report = build_report(results, notes, args, argon2, load_before, began)

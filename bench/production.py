@@ -95,6 +95,7 @@ class Shape:
     nginx: Nginx
     settings: dict[str, str]
     workers: int | None
+    baseline: Deployment | None = None  # --baseline-root / --baseline-env
     profile: Profile = field(default_factory=Profile)
 
 
@@ -139,27 +140,33 @@ def set_up_production(args: argparse.Namespace, stack: ExitStack, workdir: Path)
     if workers is not None:
         # As an operator sets it: WEB_CONCURRENCY, which gunicorn.conf.py reads.
         settings["WEB_CONCURRENCY"] = str(workers)
-    envs = [first, _service_env(workdir / "prod-b", settings)]
-    for env in envs:
-        env.update(settings)
     floor_env = {**clean_env(), **({"WEB_CONCURRENCY": str(workers)} if workers else {})}
-    started = start_all(stack, [
-        ("prod-a", "wsgi:app", root, envs[0], workdir, None),
-        ("prod-b", "wsgi:app", root, envs[1], workdir, None),
-        ("floor-a", "floor_app:app", BENCH, floor_env, workdir, None),
-        ("floor-b", "floor_app:app", BENCH, floor_env, workdir, None),
-    ], [{}, {}, {"path": "/"}, {"path": "/"}])
-    nginx = start_nginx(workdir / "nginx", [
-        [s.base_url.removeprefix("http://") for s in started[:2]],
-        [s.base_url.removeprefix("http://") for s in started[2:]],
-    ], path="/")
+    specs = [("prod-a", "wsgi:app", root, {**first, **settings}, workdir, None),
+             ("prod-b", "wsgi:app", root, _service_env(workdir / "prod-b", settings), workdir,
+              None),
+             ("floor-a", "floor_app:app", BENCH, floor_env, workdir, None),
+             ("floor-b", "floor_app:app", BENCH, floor_env, workdir, None)]
+    baseline = bool(args.baseline_root or args.baseline_env)
+    if baseline:  # the same deployment with other code or settings, measured in the same run
+        base_root = Path(args.baseline_root).resolve() if args.baseline_root else root
+        base_settings = {**settings, **dict(item.split("=", 1) for item in args.baseline_env)}
+        specs += [(name, "wsgi:app", base_root,
+                   _service_env(workdir / name, base_settings), workdir, None)
+                  for name in ("base-a", "base-b")]
+    started = start_all(stack, specs, [{}, {}, {"path": "/"}, {"path": "/"}, {}, {}][:len(specs)])
+    pairs = [started[i:i + 2] for i in range(0, len(started), 2)]
+    # One nginx worker per core, as Debian's own nginx.conf has it (worker_processes auto).
+    nginx = start_nginx(workdir / "nginx", [[s.base_url.removeprefix("http://") for s in pair]
+                                            for pair in pairs], path="/",
+                        worker_processes="auto")
     stack.callback(nginx.stop)
     client = redis_server.client()
     stack.callback(client.close)
     others = [nginx.process.pid, *(p.process.pid for p in (redis_server, postgres)
                                    if p.process is not None)]
-    service = Deployment("production", nginx.sites[0].base_url, started[:2], others, client)
-    floor = Deployment("floor behind nginx", nginx.sites[1].base_url, started[2:], others, client)
+    service, floor, *rest = [Deployment(name, site.base_url, pair, others, client)
+                             for name, site, pair in zip(("production", "floor", "baseline"),
+                                                         nginx.sites, pairs, strict=False)]
     token = instance.first_access_token()
     for _ in range(4):  # both instances, through the front
         status, body = call("GET", service.base_url + "/api/v2/auth/verify",
@@ -169,23 +176,26 @@ def set_up_production(args: argparse.Namespace, stack: ExitStack, workdir: Path)
     progress(f"production shape up: {len(service.worker_pids())} service workers, "
              f"nginx at {service.base_url}")
     return Shape(service, floor, instance, token, postgres, redis_server, nginx, settings,
-                 workers)
+                 workers, rest[0] if rest else None)
 
 
 def production_scenarios(shape: Shape) -> dict[str, Scenario]:
     pool = {"BENCH_POOL_FILE": str(shape.instance.pools / "access.txt"), "BENCH_POOL_BEARER": "1"}
-    return {
-        "prod_floor": Scenario("prod_floor", "floor: Flask, constant JSON, 2 instances behind "
-                               "nginx", shape.floor, "/", "static.lua"),
-        "prod_verify": Scenario(
-            "prod_verify", "GET /api/v2/auth/verify, one token, 2 instances behind nginx",
-            shape.service, "/api/v2/auth/verify", "static.lua",
-            {"BENCH_AUTHORIZATION": f"Bearer {shape.token}"}),
-        "prod_verify_pool": Scenario(
-            "prod_verify_pool", "GET /api/v2/auth/verify, 200 tokens of 200 sessions, behind "
-            "nginx", shape.service, "/api/v2/auth/verify", "pool.lua",
-            pool),
-    }
+    one = {"BENCH_AUTHORIZATION": f"Bearer {shape.token}"}
+    path = "/api/v2/auth/verify"
+    runs = {"prod_floor": Scenario("prod_floor", "floor: Flask, constant JSON, 2 instances "
+                                   "behind nginx", shape.floor, "/", "static.lua")}
+    for suffix, what, target in (("", "", shape.service), ("_base", " (baseline)",
+                                                           shape.baseline)):
+        if target is None:
+            continue
+        runs[f"prod_verify{suffix}"] = Scenario(
+            f"prod_verify{suffix}", f"GET {path}, one token, 2 instances behind nginx{what}",
+            target, path, "static.lua", one)
+        runs[f"prod_verify_pool{suffix}"] = Scenario(
+            f"prod_verify_pool{suffix}", f"GET {path}, 200 tokens of 200 sessions, behind "
+            f"nginx{what}", target, path, "pool.lua", pool)
+    return runs
 
 
 def measure_production(shape: Shape, args: argparse.Namespace,
@@ -231,6 +241,8 @@ def run_production(args: argparse.Namespace, stack: ExitStack, workdir: Path,
         "workers": shape.workers or "its default (one per core)",
         "variant": ", ".join(args.prod_env), "profile": shape.profile,
         "code": f"the checkout at {args.service_root}" if args.service_root else "this checkout",
+        "baseline": ", ".join([*([f"the checkout at {args.baseline_root}"]
+                                 if args.baseline_root else []), *args.baseline_env]),
         "rss_kib": max((kib for s in shape.service.instances for kib in s.peak_rss_kib.values()),
                        default=0),
     }

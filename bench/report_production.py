@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 PROD_VERIFY_RATIO_TARGET = 0.60
 PROD_VERIFY_P99_TARGET_MS = 15.0
-KEYS = ("prod_floor", "prod_verify", "prod_verify_pool")
+KEYS = ("prod_floor", "prod_verify", "prod_verify_pool", "prod_verify_base",
+        "prod_verify_pool_base")
 
 
 def _share(value: float) -> str:
@@ -56,10 +57,12 @@ def production_section(rep: Report, results: dict[str, Result], notes: dict[str,
             f"gunicorn.conf.py wsgi:app` as it ships ({shape['workers']} workers each), "
             "SVC_ENV=production (JSON logs, rate limits on and counted in Redis), "
             "SVC_TRUSTED_PROXIES=1; two instances of the floor app with the same workers; one "
-            "nginx (the README's example, one worker process) with a site for each pair. "
+            "nginx (the README's example; a worker process per core, as Debian's nginx.conf "
+            "has it) with a site for each pair. "
             "Both answer through the same front, so the ratio compares like with like.",
             f"- Settings changed for this run: {shape['variant'] or 'none'}; the service's code: "
-            f"{shape['code']}.",
+            f"{shape['code']}." + (f" Baseline (two more instances, a third site of the same "
+                                   f"nginx): {shape['baseline']}." if shape["baseline"] else ""),
             f"- Load average (1/5/15 min) before this part {load[0]:.2f} / {load[1]:.2f} / "
             f"{load[2]:.2f}; after {shape['load_after'][0]:.2f}. Order: A B C C B A, each "
             "figure the mean of its two runs.",
@@ -68,7 +71,7 @@ def production_section(rep: Report, results: dict[str, Result], notes: dict[str,
             " request | workers: on a CPU / waiting for one / off CPU | Redis commands / request"
             " | bad / socket errors | ratio to floor | by CPU | target |",
             "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|")
-    for key in KEYS:
+    for key in [k for k in KEYS if k in results]:
         r = results[key]
         x = r.extra
         ratio = r.requests_per_s / floor.requests_per_s

@@ -86,6 +86,11 @@ def main() -> int:
                        help="a setting for both service instances (to measure a variant)")
     shape.add_argument("--service-root", default=None,
                        help="serve the service from another checkout (to measure old code)")
+    shape.add_argument("--baseline-root", default=None,
+                       help="also measure, in the same run, the service from another checkout")
+    shape.add_argument("--baseline-env", action="append", default=[], metavar="NAME=VALUE",
+                       help="also measure, in the same run, the service with these settings "
+                       "(or those of --baseline-root)")
     shape.add_argument("--profile", type=int, default=10,
                        help="seconds of py-spy on one worker (0: no profile)")
     args = parser.parse_args()

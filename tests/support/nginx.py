@@ -66,7 +66,7 @@ def _site(example: str, index: int, site: Site, workdir: Path) -> str:
     return text
 
 
-def nginx_config(workdir: Path, sites: list[Site], worker_processes: int = 1) -> str:
+def nginx_config(workdir: Path, sites: list[Site], worker_processes: int | str = 1) -> str:
     """The README's example once per site, in a whole nginx.conf."""
     example = readme_nginx_example()
     temp_paths = "\n".join(f"    {kind}_temp_path {workdir / kind};"
@@ -114,7 +114,7 @@ class Nginx:
 
 
 def start_nginx(workdir: Path, upstreams: list[list[str]], *, path: str = "/health",
-                worker_processes: int = 1, timeout: float = 10.0) -> Nginx:
+                worker_processes: int | str = 1, timeout: float = 10.0) -> Nginx:
     """nginx with one site per list of upstream addresses, each on a free port of 127.0.0.1;
     once GET `path` answers on every site (any status: the upstream decides)."""
     workdir.mkdir(parents=True, exist_ok=True)

@@ -12,13 +12,17 @@ ships (its workers, preloading and worker recycling; nothing changed for the ben
     (1,000 accounts), and two for the scaling test (1,000 and 1,000,000 accounts), seeded by
     bench/seed.py;
   - fastapi-users (bench/fastapi_users_app.py), in a virtual environment of its own created
-    under the temporary folder, with uvicorn workers.
+    under the temporary folder, with uvicorn workers;
+  - then the production shape (bench/production.py): PostgreSQL, Redis, two instances of the
+    service and two of the floor behind one nginx (--production-only: that part alone).
 Then runs wrk (--latency; an unrecorded warm-up, then the measured run) against each scenario,
 and prints a markdown report, also written to bench/results/latest.md. See bench/README.md.
 
 The modules: servers.py (set-up and the servers, through tests/support's gunicorn launcher),
 wrk.py (running wrk and reading its output), scenarios.py (each scenario, in order), report.py
-(the markdown report and its targets), and this one (the command line and the order).
+(the markdown report and its targets), production.py, probes.py and report_production.py (the
+production shape, what it measures beside wrk, its section of the report), and this one (the
+command line and the order).
 
 Exit status: 1 when a run had an unexpected status or a socket error (its numbers are not to be
 trusted), 2 with --fail-on-miss when a target was missed, 0 otherwise.

@@ -88,6 +88,7 @@ class LiveSessions:
         self._feed = (SessionFeed(redis_url, self._on_feed, timeout=REDIS_TIMEOUT)
                       if redis_url else None)
         self._feed_seen = 0  # messages read so far: one read during a lookup voids its caching
+        self._feed_lock = threading.Lock()  # one thread reads the subscription at a time
 
     def live_account(self, session_id: str, user_id: str, at: datetime) -> Account | None:
         if self._feed_current():
@@ -117,11 +118,23 @@ class LiveSessions:
         first): never while Redis is resting or revocations of ours wait to be published."""
         if self._feed is None or self._unpublished or self._resting():
             return False
+        if not self._feed_lock.acquire(blocking=False):
+            return False  # another thread is reading it: this call asks Redis
         try:
             return self._feed.current()
         except FeedBroken:
             self._failed("checking sessions in the database")
             return False
+        finally:
+            self._feed_lock.release()
+
+    def _subscribe(self, feed: SessionFeed) -> None:
+        if self._feed_lock.acquire(blocking=False):
+            try:
+                feed.subscribe()
+                self._generation += 1  # what was published before it was missed
+            finally:
+                self._feed_lock.release()
 
     def _on_feed(self, kind: str, ids: list[str]) -> None:
         self._feed_seen += 1
@@ -175,8 +188,7 @@ class LiveSessions:
             if epoch is None or epoch != self._epoch:
                 self._new_epoch(epoch)
             if self._feed is not None and not self._feed.subscribed:
-                self._feed.subscribe()
-                self._generation += 1  # what was published before it was missed
+                self._subscribe(self._feed)
         except RedisError:
             self._failed("checking sessions in the database")
             return _RedisSays.NOTHING, None

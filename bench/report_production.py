@@ -65,7 +65,8 @@ def production_section(rep: Report, results: dict[str, Result], notes: dict[str,
                                    f"nginx): {shape['baseline']}." if shape["baseline"] else ""),
             f"- Load average (1/5/15 min) before this part {load[0]:.2f} / {load[1]:.2f} / "
             f"{load[2]:.2f}; after {shape['load_after'][0]:.2f}. Order: A B C C B A, each "
-            "figure the mean of its two runs.",
+            "figure the mean of its two runs. Peak RSS of one of the service's workers: "
+            f"{shape['rss_kib'] / 1024:.0f} MiB.",
             "",
             "| scenario | req/s | p50 ms | p99 ms | service CPU ms / request | deployment CPU ms /"
             " request | workers: on a CPU / waiting for one / off CPU | Redis commands / request"

@@ -184,7 +184,11 @@ def production_scenarios(shape: Shape) -> dict[str, Scenario]:
     one = {"BENCH_AUTHORIZATION": f"Bearer {shape.token}"}
     path = "/api/v2/auth/verify"
     runs = {"prod_floor": Scenario("prod_floor", "floor: Flask, constant JSON, 2 instances "
-                                   "behind nginx", shape.floor, "/", "static.lua")}
+                                   "behind nginx", shape.floor, "/", "static.lua"),
+            # The service's fixed cost per request: the same hooks and headers, no token.
+            "prod_const": Scenario("prod_const", "svc-auth's own constant JSON (GET /.well-"
+                                   "known/openid-configuration), behind nginx", shape.service,
+                                   "/.well-known/openid-configuration", "static.lua")}
     for suffix, what, target in (("", "", shape.service), ("_base", " (baseline)",
                                                            shape.baseline)):
         if target is None:
@@ -200,7 +204,8 @@ def production_scenarios(shape: Shape) -> dict[str, Scenario]:
 
 def measure_production(shape: Shape, args: argparse.Namespace,
                        results: dict[str, Result]) -> None:
-    """The floor, verify with one token and with 200 (A B C C B A), then the profile."""
+    """The floor, the service's constant JSON, verify with one token and with 200 (and the
+    baseline's), each twice in mirrored order; then the profile."""
     runs = production_scenarios(shape)
     merged = measure_mirrored(list(runs.values()), args)
     results.update(zip(runs, merged, strict=True))

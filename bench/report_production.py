@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 PROD_VERIFY_RATIO_TARGET = 0.60
 PROD_VERIFY_P99_TARGET_MS = 15.0
-KEYS = ("prod_floor", "prod_verify", "prod_verify_pool", "prod_verify_base",
+KEYS = ("prod_floor", "prod_const", "prod_verify", "prod_verify_pool", "prod_verify_base",
         "prod_verify_pool_base")
 
 
@@ -64,8 +64,8 @@ def production_section(rep: Report, results: dict[str, Result], notes: dict[str,
             f"{shape['code']}." + (f" Baseline (two more instances, a third site of the same "
                                    f"nginx): {shape['baseline']}." if shape["baseline"] else ""),
             f"- Load average (1/5/15 min) before this part {load[0]:.2f} / {load[1]:.2f} / "
-            f"{load[2]:.2f}; after {shape['load_after'][0]:.2f}. Order: A B C C B A, each "
-            "figure the mean of its two runs. Peak RSS of one of the service's workers: "
+            f"{load[2]:.2f}; after {shape['load_after'][0]:.2f}. Order: mirrored (A B C D D C "
+            "B A), each figure the mean of its two runs. Peak RSS of one of the service's workers: "
             f"{shape['rss_kib'] / 1024:.0f} MiB.",
             "",
             "| scenario | req/s | p50 ms | p99 ms | service CPU ms / request | deployment CPU ms /"
@@ -79,7 +79,7 @@ def production_section(rep: Report, results: dict[str, Result], notes: dict[str,
         by_cpu = (floor.extra["deployment_cpu_ms"] / x["deployment_cpu_ms"]
                   if x.get("deployment_cpu_ms") else 0.0)
         verdict = ""
-        if key != "prod_floor":
+        if key not in ("prod_floor", "prod_const"):
             verdict = (rep.check(ratio >= PROD_VERIFY_RATIO_TARGET,
                                  f"production {r.name}: {ratio:.2f} of the floor's req/s "
                                  f"(target {PROD_VERIFY_RATIO_TARGET:.2f})") + " ratio, "

@@ -93,19 +93,21 @@ def redis_calls(client: redis.Redis) -> int:
 
 PYSPY_RATE = 200
 # What a sample's stack says the worker was doing, first match wins (py-spy's raw format: frames
-# "function (file:line)" from the root to the leaf, separated by ";").
+# "function (file:line)" from the root to the leaf, separated by ";"). A pattern ending in "$"
+# looks at the innermost frame only; the others at any frame of the stack.
 CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     ("idle: waiting for a request (gunicorn's select/accept)",
-     re.compile(r"(wait|accept) \(gunicorn/workers/sync\.py:\d+\)$")),
-    ("Redis: blocked reading its answer", re.compile(r"redis/.*(_read_from_socket|can_read|"
-                                                    r"read_response|recv)[^;]*$")),
-    ("Redis: client code (the command, its answer)", re.compile(r"\(redis/")),
-    ("PostgreSQL (psycopg)", re.compile(r"\(psycopg/")),
-    ("gunicorn: reading the request, writing the answer", re.compile(
-        r"gunicorn/(http/|workers/sync\.py:\d+\)$|workers/base\.py)")),
-    ("logging (the access log, the app's log lines)", re.compile(r"\(logging/|glogging\.py")),
+     re.compile(r"(wait|accept) \([^;]*gunicorn/workers/sync\.py:\d+\)$")),
+    ("Redis: blocked reading its answer",
+     re.compile(r"(_read_from_socket|can_read|readline|read_response) \([^;]*redis/[^;]*\)$")),
+    ("Redis: client code (the command, its answer)", re.compile(r"redis/")),
+    ("PostgreSQL (psycopg)", re.compile(r"psycopg/")),
+    ("logging (gunicorn's access log, the app's log lines)",
+     re.compile(r"(logging/__init__|gunicorn/glogging)\.py")),
+    ("gunicorn: reading the request, writing the answer, closing the connection",
+     re.compile(r"\([^;]*(gunicorn/(util\.py|http/[^;:]*)|/socket\.py):\d+\)$")),
     ("the access token (signature cache, claims)", re.compile(r"domain/tokens/")),
-    ("Flask, Werkzeug and the app's hooks", re.compile(r".")),
+    ("the rest: Flask, Werkzeug, the app, gunicorn's own Python", re.compile(r".")),
 ]
 
 

@@ -42,6 +42,7 @@ class SessionFeed:
         self._pool = ConnectionPool.from_url(redis_url, protocol=2, socket_timeout=timeout,
                                              socket_connect_timeout=timeout)
         self._on_message = on_message
+        self._timeout = timeout
         self._connection: Any = None  # redis.connection.AbstractConnection
         self._pid = 0
         self._proved_at = 0.0  # when the last answered PING was sent (time.monotonic)
@@ -75,6 +76,10 @@ class SessionFeed:
         try:
             while self._connection.can_read(timeout=0):
                 self._handle(self._connection.read_response(), now)
+            if self._ping_sent_at and now - self._ping_sent_at > 2 * self._timeout:
+                # A Redis that hangs, or a connection that died without a word: a new one,
+                # once Redis answers again (the lookup then leaves Redis alone for a while).
+                raise FeedBroken("no answer to a PING")
             if not self._ping_sent_at and now - self._proved_at > LEASE_SECONDS / 2:
                 self._connection.send_command("PING", repr(now))
                 self._ping_sent_at = now

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from log import STARTED
+from report_production import production_section
 from wrk import Result
 
 # Targets (issue 7, item 6)
@@ -118,7 +119,6 @@ def build_report(results: dict[str, Result], notes: dict[str, Any],
     v = versions()
     load_after = notes["load_after"]
     minutes = (time.monotonic() - STARTED) / 60
-    small, large = f"{args.accounts:,}", f"{args.large_accounts:,}"
     rep.add(
         f"# svc-auth benchmark, {began.strftime('%Y-%m-%d %H:%M UTC')}",
         "",
@@ -148,6 +148,29 @@ def build_report(results: dict[str, Result], notes: dict[str, Any],
         "",
     )
 
+    if "floor" in results:
+        embedded_sections(rep, results, notes, args, argon2)
+    if "prod_floor" in results:
+        production_section(rep, results, notes, args)
+    rep.add("## Verdict",
+            "")
+    if rep.invalid:
+        rep.add("**FLAGGED: runs with unexpected statuses or socket errors; do not trust their "
+                "numbers:**", "", *[f"- {line}" for line in rep.invalid], "")
+    else:
+        rep.add("Every response had its expected status (200; 201 for signup, 202 for "
+                "forgot-password); no socket errors.", "")
+    if rep.missed:
+        rep.add("**Targets missed:**", "", *[f"- {line}" for line in rep.missed])
+    else:
+        rep.add("Every target met.")
+    return rep
+
+
+def embedded_sections(rep: Report, results: dict[str, Result], notes: dict[str, Any],
+                      args: argparse.Namespace, argon2: dict[str, int]) -> None:
+    """Sections 1 to 6 and the floor's drift: the embedded default (SQLite, one server)."""
+    small, large = f"{args.accounts:,}", f"{args.large_accounts:,}"
     # 1. verify vs floor
     floor = results["floor"]
     rep.add("## 1. Verify against the floor",
@@ -341,20 +364,7 @@ def build_report(results: dict[str, Result], notes: dict[str, Any],
             f"{floor.cpu_ms:.2f} ms CPU / request; at the end: {end.requests_per_s:,.0f} req/s "
             f"({pct(end.requests_per_s, floor.requests_per_s):+.1%}), {end.cpu_ms:.2f} ms. A large "
             "change means the machine's other load moved during the run.",
-            "",
-            "## Verdict",
             "")
-    if rep.invalid:
-        rep.add("**FLAGGED: runs with unexpected statuses or socket errors; do not trust their "
-                "numbers:**", "", *[f"- {line}" for line in rep.invalid], "")
-    else:
-        rep.add("Every response had its expected status (200; 201 for signup, 202 for "
-                "forgot-password); no socket errors.", "")
-    if rep.missed:
-        rep.add("**Targets missed:**", "", *[f"- {line}" for line in rep.missed])
-    else:
-        rep.add("Every target met.")
-    return rep
 
 
 def _mem_gib() -> float:

@@ -28,6 +28,7 @@ from servers import (
     create_fastapi_users_venv,
     migrate_template,
     prepare_instance,
+    start_all,
     start_server,
 )
 from wrk import Result, Scenario, measure, measure_abba
@@ -85,27 +86,6 @@ def login_pool(instance: Instance, password: str) -> dict[str, str]:
 
 # Set-up ----------------------------------------------------------------------------------------
 
-def _start_all(stack: ExitStack, specs: list[tuple[Any, ...]],
-               kwargs: list[dict[str, Any]]) -> list[BenchServer]:
-    """Start the servers at the same time; each is stopped when `stack` closes (all of them,
-    if one fails to start)."""
-    starting = [Background(lambda a=a, kw=kw: start_server(*a, **kw))
-                for a, kw in zip(specs, kwargs, strict=True)]
-    for thread in starting:
-        thread.start()
-    started, failure = [], None
-    for thread in starting:
-        try:
-            started.append(thread.result())
-        except BaseException as error:  # noqa: BLE001 (raised once the others are in `stack`)
-            failure = failure or error
-    for server in started:
-        stack.callback(server.stop)
-    if failure is not None:
-        raise failure
-    return started
-
-
 def set_up(args: argparse.Namespace, stack: ExitStack, workdir: Path,
            argon2: dict[str, int]) -> Bench:
     """Seed the databases (fastapi-users' environment installs meanwhile), start our servers,
@@ -134,7 +114,7 @@ def set_up(args: argparse.Namespace, stack: ExitStack, workdir: Path,
                  "BENCH_ARGON2_TIME_COST": str(argon2["t"]),
                  "BENCH_ARGON2_PARALLELISM": str(argon2["p"]),
                  "BENCH_ARGON2_PASSWORD": main.seed["password"]}
-    servers = _start_all(stack, [
+    servers = start_all(stack, [
         ("floor", "floor_app:app", BENCH, clean_env(), workdir, args.workers),
         ("argon2", "argon2_app:app", BENCH, bound_env, workdir, args.workers),
         ("service", "wsgi:app", ROOT, main.env, workdir, args.workers),

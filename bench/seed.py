@@ -7,7 +7,8 @@ tokens it writes are signed with the instance's keys and verify on the server st
 
 - Accounts: one argon2id hash is computed once (the service's own hasher, production
   parameters) and reused; rows go straight into the users table with sqlite3's executemany,
-  in batches. Emails are unique: user0000001@bench.example.com, ...
+  in batches (on PostgreSQL, the production shape's few accounts through SQLAlchemy's
+  executemany). Emails are unique: user0000001@bench.example.com, ...
 - Sessions: opened with the service's domain code (sessions.issue_tokens), for accounts
   spread over the whole table; each one gives an access token (verify pool) or a refresh token
   (refresh pool, each token used once).
@@ -42,10 +43,9 @@ def email_of(n: int) -> str:
     return f"user{n:07d}@bench.example.com"
 
 
-def sqlite_path(url: str) -> str:
-    if not url.startswith("sqlite:///"):
-        raise SystemExit(f"seed.py fills SQLite databases only, not {url}")
-    return url.removeprefix("sqlite:///")
+def sqlite_path(url: str) -> str | None:
+    """The file of a SQLite URL; None for another database."""
+    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else None
 
 
 COLUMNS = ("id", "email", "email_key", "full_name", "password_hash", "plan", "email_verified",
@@ -100,6 +100,25 @@ def seed_accounts(path: str, count: int, password_hash: str) -> float:
     return time.perf_counter() - started
 
 
+def seed_accounts_elsewhere(count: int, password_hash: str) -> float:
+    """The same rows on another database (PostgreSQL), through the app's engine; for the few
+    thousand accounts of the production shape, not a million."""
+    from sqlalchemy import insert
+
+    from app.extensions import db
+    from app.models import User
+
+    started = time.perf_counter()
+    at = datetime.now(UTC)
+    rows = [{"id": user_id, "email": email_of(n), "email_key": email_of(n),
+             "full_name": f"Bench {n}", "password_hash": password_hash, "plan": "free",
+             "email_verified": True, "created_at": at, "password_changed_at": at}
+            for n, user_id in zip(range(1, count + 1), uuid4_strings(count), strict=True)]
+    with db.engine.begin() as connection:
+        connection.execute(insert(User.__table__), rows)
+    return time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -130,8 +149,10 @@ def main() -> int:
         summary["hash_prefix"] = password_hash.rsplit("$", 2)[0]
         db.session.remove()
         db.engine.dispose()
-        summary["seed_seconds"] = seed_accounts(
-            sqlite_path(app.config["SQLALCHEMY_DATABASE_URI"]), args.accounts, password_hash)
+        path = sqlite_path(app.config["SQLALCHEMY_DATABASE_URI"])
+        summary["seed_seconds"] = (seed_accounts(path, args.accounts, password_hash)
+                                   if path is not None
+                                   else seed_accounts_elsewhere(args.accounts, password_hash))
 
         # Accounts spread over the whole table (the first, the last, and random ones between).
         rng = random.Random(7)

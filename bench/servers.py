@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,13 @@ class BenchServer(Gunicorn):
             peak = status_kib(pid, "VmHWM")
             if peak is not None:
                 self.peak_rss_kib[pid] = max(peak, self.peak_rss_kib.get(pid, 0))
+
+    def counters(self) -> dict[str, Any] | None:
+        return None  # the CPU time is all a single server reports
+
+    def delta(self, before: dict[str, Any], requests: int,
+              service_cpu_ms: float) -> dict[str, float]:
+        return {}
 
     def stop(self, timeout: float = 20.0) -> None:
         if self.process.poll() is None:
@@ -177,6 +185,12 @@ def prepare_instance(name: str, workdir: Path, template: Path, accounts: int,
     folder = workdir / name
     env = service_env(folder)
     shutil.copyfile(template, env["SVC_DATABASE_URL"].removeprefix("sqlite:///"))
+    return seed_instance(name, folder, env, accounts, refresh)
+
+
+def seed_instance(name: str, folder: Path, env: dict[str, str], accounts: int,
+                  refresh: int) -> Instance:
+    """bench/seed.py with an instance's environment, on its migrated database."""
     instance = Instance(name, folder, env, accounts)
     result = subprocess.run(
         [sys.executable, str(BENCH / "seed.py"), "--out", str(instance.pools),
@@ -223,3 +237,24 @@ def create_fastapi_users_venv(workdir: Path) -> Path:
                               check=False).returncode != 0:
                 raise SystemExit(f"setting up fastapi-users failed:\n{log.read_text()[-4000:]}")
     return venv / "bin" / "python"
+
+
+def start_all(stack: ExitStack, specs: list[tuple[Any, ...]],
+               kwargs: list[dict[str, Any]]) -> list[BenchServer]:
+    """Start the servers at the same time; each is stopped when `stack` closes (all of them,
+    if one fails to start)."""
+    starting = [Background(lambda a=a, kw=kw: start_server(*a, **kw))
+                for a, kw in zip(specs, kwargs, strict=True)]
+    for thread in starting:
+        thread.start()
+    started, failure = [], None
+    for thread in starting:
+        try:
+            started.append(thread.result())
+        except BaseException as error:  # noqa: BLE001 (raised once the others are in `stack`)
+            failure = failure or error
+    for server in started:
+        stack.callback(server.stop)
+    if failure is not None:
+        raise failure
+    return started

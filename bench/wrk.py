@@ -11,9 +11,31 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from log import progress
-from servers import BENCH, BenchServer
+from servers import BENCH
+
+
+class Target(Protocol):
+    """What wrk loads: one gunicorn server (servers.BenchServer) or several behind one front
+    (production.Deployment)."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    def cpu_seconds(self) -> float: ...
+
+    def wait_idle(self, cap: float, interval: float = 0.5) -> float: ...
+
+    def sample_rss(self) -> None: ...
+
+    def counters(self) -> dict[str, Any] | None:
+        """Figures read before a run (None: nothing beyond the CPU time)..."""
+
+    def delta(self, before: dict[str, Any], requests: int,
+              service_cpu_ms: float) -> dict[str, float]:
+        """... and what changed in them by the end of it (Result.extra)."""
 
 
 @dataclass
@@ -34,6 +56,8 @@ class Result:
     mails_after: int = 0  # ... and after it, until the workers were idle
     runs: list[float] = field(default_factory=list)  # req/s of each run merged in
     max_ms: float = 0.0  # the slowest request of the run
+    # More figures of a production.Deployment, per request or as shares of the workers' time.
+    extra: dict[str, float] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
@@ -54,6 +78,8 @@ def merge(first: Result, second: Result) -> Result:
         socket_errors=first.socket_errors + second.socket_errors,
         cpu_ms=(first.cpu_ms * first.requests + second.cpu_ms * second.requests) / max(total, 1),
         runs=[*first.runs, *second.runs],
+        extra={key: (first.extra[key] * first.requests + second.extra.get(key, 0.0)
+                     * second.requests) / max(total, 1) for key in first.extra},
     )
 
 
@@ -97,7 +123,7 @@ def parse_wrk(name: str, output: str) -> Result:
 class Scenario:
     key: str
     name: str
-    server: BenchServer
+    server: Target
     path: str
     script: str
     env: dict[str, str] = field(default_factory=dict)
@@ -143,12 +169,15 @@ def measure(scenario: Scenario, args: argparse.Namespace, *, warmup: bool = True
         warm, _raw = run_wrk(scenario, args, args.warmup)
         if scenario.background:
             server.wait_idle(args.drain_cap)
+    before = server.counters()
     mails_start, cpu_start = count_mails(scenario.mail_dir), server.cpu_seconds()
     result, raw = run_wrk(scenario, args, duration or args.duration)
     mails_stop = count_mails(scenario.mail_dir)
     if scenario.background:
         result.drain_s = server.wait_idle(args.drain_cap)
     result.cpu_ms = (server.cpu_seconds() - cpu_start) * 1000 / max(result.requests, 1)
+    if before is not None:
+        result.extra = server.delta(before, result.requests, result.cpu_ms)
     result.mails_run = mails_stop - mails_start
     result.mails_after = count_mails(scenario.mail_dir) - mails_stop
     result.runs = [result.requests_per_s]
@@ -163,6 +192,13 @@ def measure(scenario: Scenario, args: argparse.Namespace, *, warmup: bool = True
 
 def measure_abba(a: Scenario, b: Scenario, args: argparse.Namespace) -> tuple[Result, Result]:
     """A, B, B, A: two runs of each, in an order that cancels a steady drift of the machine."""
-    first_a, first_b = measure(a, args), measure(b, args)
-    second_b, second_a = measure(b, args, warmup=False), measure(a, args, warmup=False)
-    return merge(first_a, second_a), merge(first_b, second_b)
+    merged_a, merged_b = measure_mirrored([a, b], args)
+    return merged_a, merged_b
+
+
+def measure_mirrored(scenarios: list[Scenario], args: argparse.Namespace) -> list[Result]:
+    """A, B, C, C, B, A (ABBA for two): two runs of each, in an order that cancels a steady drift
+    of the machine; each scenario's two runs merged."""
+    first = [measure(scenario, args) for scenario in scenarios]
+    second = [measure(scenario, args, warmup=False) for scenario in reversed(scenarios)]
+    return [merge(a, b) for a, b in zip(first, reversed(second), strict=True)]

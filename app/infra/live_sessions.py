@@ -1,6 +1,8 @@
 """Is this session live, and whose is it? Asked on every bearer-authenticated call: one query on
-the driver, or with Redis a short cache plus one Redis read, so that a logout on one instance is
-refused on every other at once, and a failing Redis neither stalls calls nor loses revocations.
+the driver, or with Redis a short cache kept current by what every instance publishes (a
+subscription, infra/session_feed.py; one Redis read per call while it cannot be trusted), so that
+a logout on one instance is refused on every other at once, and a failing Redis neither stalls
+calls nor loses revocations.
 Why: docs/architecture/design-notes.md, "Live sessions and revocation"."""
 
 from __future__ import annotations
@@ -15,20 +17,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from redis import Redis, RedisError
 from sqlalchemy import BindParameter, ColumnElement, bindparam, func, literal_column, select
 
 from app.db.driver_query import DriverQuery
 from app.extensions import db
+from app.infra.session_feed import ACCOUNT, CHANNEL, REVOKED, FeedBroken, SessionFeed
 from app.models import AuthSession, Identity, User
 
 log = logging.getLogger("svc_auth.sessions")
 
 REDIS_REST_SECONDS = 5
+REDIS_TIMEOUT = 0.5  # seconds: a hung Redis costs this once per rest (session_feed.LEASE_SECONDS)
 REPUBLISH_SECONDS = 0.5
 UNPUBLISHED_LIMIT = 10_000  # per process; beyond it the oldest are left to the database
 EPOCH_KEY = "svc-auth:epoch"  # set once per Redis lifetime: gone or changed, caches are stale
+PUBLISHED_IDS = 500  # ids per message on the channel
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,8 @@ class _Cached:
 class LiveSessions:
     def __init__(self, redis_url: str | None, *, revoked_ttl: int, cache_seconds: float,
                  cache_size: int = 10_000) -> None:
-        self.redis = (Redis.from_url(redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        self.redis = (Redis.from_url(redis_url, socket_timeout=REDIS_TIMEOUT,
+                                     socket_connect_timeout=REDIS_TIMEOUT)
                       if redis_url else None)
         self.revoked_ttl, self.cache_seconds = revoked_ttl, cache_seconds
         self.cache_size = cache_size
@@ -77,8 +84,21 @@ class LiveSessions:
         self._lock = threading.Lock()  # guards _unpublished and _republisher
         self._republisher: threading.Thread | None = None
         self._lookup: DriverQuery | None = None
+        # What every instance publishes, read by this worker: while it is current, no Redis read.
+        self._feed = (SessionFeed(redis_url, self._on_feed, timeout=REDIS_TIMEOUT)
+                      if redis_url else None)
+        self._feed_seen = 0  # messages read so far: one read during a lookup voids its caching
+        self._feed_lock = threading.Lock()  # one thread reads the subscription at a time
 
     def live_account(self, session_id: str, user_id: str, at: datetime) -> Account | None:
+        if self._feed_current():
+            cached = self._cache.get(session_id)
+            if (cached is not None and cached.account.id == user_id
+                    and cached.generation == self._generation
+                    and time.monotonic() - cached.fetched_at < self.cache_seconds
+                    and cached.session_expires_at > at):
+                return cached.account
+            return self._query(session_id, user_id, at, cache=True)
         said, mark = self._redis_says(session_id, user_id)
         if said is _RedisSays.REVOKED:
             self._cache.pop(session_id, None)
@@ -93,18 +113,55 @@ class LiveSessions:
         return self._query(session_id, user_id, at, cache=said is _RedisSays.NOT_REVOKED,
                            mark=mark)
 
+    def _feed_current(self) -> bool:
+        """Whether this worker's copy of what was published may be trusted now (the feed read
+        first): never while Redis is resting or revocations of ours wait to be published."""
+        if self._feed is None or self._unpublished or self._resting():
+            return False
+        if not self._feed_lock.acquire(blocking=False):
+            return False  # another thread is reading it: this call asks Redis
+        try:
+            return self._feed.current()
+        except FeedBroken:
+            self._failed("checking sessions in the database")
+            return False
+        finally:
+            self._feed_lock.release()
+
+    def _subscribe(self, feed: SessionFeed) -> None:
+        if self._feed_lock.acquire(blocking=False):
+            try:
+                feed.subscribe()
+                self._generation += 1  # what was published before it was missed
+            finally:
+                self._feed_lock.release()
+
+    def _on_feed(self, kind: str, ids: list[str]) -> None:
+        self._feed_seen += 1
+        if kind == REVOKED:
+            for session_id in ids:
+                self._cache.pop(session_id, None)
+        elif kind == ACCOUNT:
+            self._drop_accounts(set(ids))
+
+    def _drop_accounts(self, user_ids: set[str]) -> None:
+        for session_id in [s for s, c in self._cache.items() if c.account.id in user_ids]:
+            self._cache.pop(session_id, None)
+
     def _query(self, session_id: str, user_id: str, at: datetime, *,
                cache: bool, mark: bytes | str | None = None) -> Account | None:
         # Straight on the driver (db/driver_query.py): no ORM unit of work, no pool checkout.
         if self._lookup is None or self._lookup.engine is not db.engine:
             self._lookup = DriverQuery(_LIVE_ACCOUNT, db.engine)
-        generation = self._generation
+        generation, seen = self._generation, self._feed_seen
         row = self._lookup.first(session_id=session_id, user_id=user_id, at=at)
         if row is None:
             return None
         account = Account(row[0], row[1], row[2], row[3], bool(row[4]),
                           tuple(sorted(filter(None, (row[6] or "").split(",")))))
-        if cache:  # only answers read while Redis answers are cached
+        # Only answers read while Redis answers are cached, and none read while a revocation or
+        # a change came in (another thread's lookup may have read the row before it).
+        if cache and seen == self._feed_seen:
             self._remember(session_id,
                            _Cached(account, row[5], time.monotonic(), generation, mark))
         return account
@@ -130,6 +187,8 @@ class LiveSessions:
                                                    _account_key(user_id))
             if epoch is None or epoch != self._epoch:
                 self._new_epoch(epoch)
+            if self._feed is not None and not self._feed.subscribed:
+                self._subscribe(self._feed)
         except RedisError:
             self._failed("checking sessions in the database")
             return _RedisSays.NOTHING, None
@@ -140,15 +199,16 @@ class LiveSessions:
         again on its next call instead of answering from its cache. If Redis does not answer,
         the others' caches hold the old answer SESSION_CACHE_SECONDS at most."""
         ids = set(user_ids)
-        for session_id in [s for s, c in self._cache.items() if c.account.id in ids]:
-            self._cache.pop(session_id, None)
+        self._drop_accounts(ids)
         if self.redis is None or not ids or self._resting():
             return
         try:
             with self.redis.pipeline(transaction=False) as pipe:
                 for user_id in ids:
                     pipe.set(_account_key(user_id), secrets.token_hex(8), ex=self.revoked_ttl)
+                _publish(pipe, ACCOUNT, list(ids))
                 pipe.execute()
+            self.redis.ping()  # see _publish_unpublished
         except RedisError:
             self._failed("account changes left to the cache's expiry")
 
@@ -218,7 +278,11 @@ class LiveSessions:
         with self.redis.pipeline(transaction=False) as pipe:
             for session_id, expires in pending:
                 pipe.set(_key(session_id), 1, ex=max(1, math.ceil(expires - at)))
+            _publish(pipe, REVOKED, [session_id for session_id, _ in pending])
             pipe.execute()
+        # Redis writes a message to every subscriber before it reads its publisher's next
+        # command: once this answers, every instance on this machine has it to read.
+        self.redis.ping()
         with self._lock:
             for session_id, expires in pending:
                 if self._unpublished.get(session_id) == expires:
@@ -279,6 +343,11 @@ _LIVE_ACCOUNT = (
            AuthSession.user_id == bindparam("user_id"),
            *live_conditions(bindparam("at", type_=AuthSession.expires_at.type)))
 )
+
+
+def _publish(pipe: Any, kind: str, ids: list[str]) -> None:
+    for start in range(0, len(ids), PUBLISHED_IDS):
+        pipe.publish(CHANNEL, " ".join([kind, *ids[start:start + PUBLISHED_IDS]]))
 
 
 def _key(session_id: str) -> str:

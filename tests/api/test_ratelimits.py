@@ -292,3 +292,27 @@ class TestRedisRestartedEmpty:
         monkeypatch.setattr(limit_storage, "_live_row", lambda key: reads.append(key))
         assert self.signups(client, 2) == [201, 429]
         assert reads == []
+
+
+def test_every_view_with_a_limit_is_checked_by_the_limiter(app):
+    """Requests to views with no limit skip the limiter (app/web/ratelimits.py); a view whose
+    limit the limiter knows must never be taken for one of them (a decorator that hid the
+    limited function's name would make its limit silently go)."""
+    from flask_limiter.util import get_qualified_name
+
+    from app.extensions import limiter
+    from app.web import ratelimits
+
+    marked = limiter._marked_for_limiting  # the limiter's own record of decorated views
+    limited = {endpoint for endpoint, view in app.view_functions.items()
+               if get_qualified_name(view) in marked}
+    assert len(limited) >= 20, sorted(limited)  # login, signup, refresh, ... on both APIs
+    ratelimits._unlimited_endpoints.clear()  # decided afresh for this app's views
+    skipped = set()
+    for endpoint in app.view_functions:
+        with app.test_request_context() as context:
+            context.request.url_rule = type("Rule", (), {"endpoint": endpoint})()
+            if ratelimits._no_limit_on_this_view():
+                skipped.add(endpoint)
+    assert not limited & skipped, sorted(limited & skipped)
+    assert "api_v2.verify" in skipped

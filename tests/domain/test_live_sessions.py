@@ -71,6 +71,9 @@ class FakePipeline:
     def set(self, key: str, value: Any, ex: int | None = None) -> None:
         self.queued.append((key, value, ex))
 
+    def publish(self, channel: str, message: str) -> None:
+        return None  # no instance here subscribes (that needs a real Redis: tests/production)
+
     def execute(self) -> list[bool]:
         self.redis._call()
         for key, value, _ in self.queued:

@@ -9,12 +9,9 @@ service must sit behind such a proxy, and this runs the very configuration it sh
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -23,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.infra import INSTALL_HINT, free_port
 from tests.support.http import status_of
+from tests.support.nginx import NginxError, documented_nginx_example, start_nginx
 from tests.support.server import ROOT
 from tests.support.sqlite_server import Server, ServerFactory
 
@@ -33,73 +30,20 @@ pytestmark = pytest.mark.e2e
 TRICKLE_SECONDS = 4.0
 
 
-def documented_nginx_example() -> str:
-    guide = (ROOT / "docs" / "operators" / "deployment.md").read_text()
-    [example] = re.findall(r"```nginx\n(.*?)```", guide, re.DOTALL)
-    return example
-
-
-def nginx_binary() -> str:
-    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
-    if found is None:
-        pytest.fail(f"nginx not found: {INSTALL_HINT}")
-    return found
-
-
-def nginx_config(workdir: Path, port: int, upstream: Server) -> str:
-    """The deployment guide's example, with only where it listens, where its upstream and log are
-    changed, inside the few lines a whole nginx.conf needs around it."""
-    upstream_address = upstream.base_url.removeprefix("http://")
-    example = documented_nginx_example()
-    example = re.sub(r"listen [^;]*;", f"listen 127.0.0.1:{port};", example)
-    example = re.sub(r"upstream svc_auth \{[^}]*\}",
-                     f"upstream svc_auth {{ server {upstream_address}; }}", example)
-    example = re.sub(r"access_log \S+", f"access_log {workdir / 'access.log'}", example)
-    temp_paths = "\n".join(f"    {kind}_temp_path {workdir / kind};"
-                           for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-    # As root, nginx would hand its workers to "nobody", who cannot enter the work folder.
-    user = "user root;" if os.geteuid() == 0 else ""
-    return f"""{user}
-daemon off;
-worker_processes 1;
-pid {workdir / 'nginx.pid'};
-error_log {workdir / 'error.log'} info;
-events {{ worker_connections 512; }}
-http {{
-{temp_paths}
-{example}
-}}
-"""
-
-
 @pytest.fixture
 def nginx_in_front(server_factory: ServerFactory) -> Iterator[tuple[Server, str]]:
     """A 2-worker server, and the base URL of the documented nginx in front of it."""
     upstream = server_factory(workers=2)
     workdir = Path(tempfile.mkdtemp(prefix="svc-nginx-"))
-    port = free_port()
-    config = workdir / "nginx.conf"
-    config.write_text(nginx_config(workdir, port, upstream))
-    process = subprocess.Popen(
-        [nginx_binary(), "-p", str(workdir), "-c", str(config), "-e", str(workdir / "error.log")],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base_url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 10
-        while not answers_at_once(base_url, "/health"):
-            if process.poll() is not None or time.monotonic() > deadline:
-                log = workdir / "error.log"
-                pytest.fail(f"nginx did not start ({process.poll()}):\n"
-                            f"{log.read_text() if log.exists() else ''}")
-            time.sleep(0.1)
-        yield upstream, base_url
+        nginx = start_nginx(workdir, [[upstream.base_url.removeprefix("http://")]])
+    except NginxError as error:
+        shutil.rmtree(workdir, ignore_errors=True)
+        pytest.fail(str(error))
+    try:
+        yield upstream, nginx.sites[0].base_url
     finally:
-        process.send_signal(signal.SIGQUIT)  # nginx: graceful shutdown
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        nginx.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -3,12 +3,15 @@
 
 `workdir` is a work folder for the test; `instance_factory(env, workers=2, name=...)` starts an
 instance in it, stopped when the test ends; `own_postgres` is a PostgreSQL server for the test
-alone, which it may stop and start again (tests.support.deployment.restart_postgres).
+alone, which it may stop and start again (tests.support.deployment.restart_postgres);
+`own_redis` a Redis server for the module's tests, which they may stop or hang (SIGSTOP).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +23,7 @@ from tests.support.deployment import Instance, InstanceFactory, new_workdir, sta
 
 if TYPE_CHECKING:
     from tests.infra.postgres import PostgresServer
+    from tests.infra.redis import RedisServer
 
 
 @pytest.fixture
@@ -64,3 +68,21 @@ def own_postgres() -> Iterator[PostgresServer]:
                 server.stop()  # raises if it had died on its own
         finally:
             shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def own_redis() -> Iterator[RedisServer]:
+    """A Redis server for this module's tests, which they stop and start again, or hang."""
+    from tests.infra.redis import start_redis
+
+    base = Path(tempfile.mkdtemp(prefix="svc-prod-redis-"))
+    server = None
+    try:
+        server = start_redis(base)
+        yield server
+    finally:
+        if server is not None:
+            if server.process is not None:  # a test that failed may have left it hung
+                os.kill(server.process.pid, signal.SIGCONT)
+            server.stop()
+        shutil.rmtree(base, ignore_errors=True)

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -121,22 +119,6 @@ def test_database_down_503_then_resumes_without_restart(
 
 
 # Redis of the module's own -------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def own_redis() -> Iterator[RedisServer]:
-    """A Redis server for this module's tests, which they stop and start again."""
-    from tests.infra.redis import start_redis
-
-    base = Path(tempfile.mkdtemp(prefix="svc-prod-redis-"))
-    server = None
-    try:
-        server = start_redis(base)
-        yield server
-    finally:
-        if server is not None:
-            server.stop()
-        shutil.rmtree(base, ignore_errors=True)
-
 
 @pytest.fixture
 def redis_deployment(own_redis: RedisServer, fresh_postgres_url: str,

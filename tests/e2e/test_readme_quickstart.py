@@ -107,9 +107,9 @@ def test_the_redirect_quickstart_signs_in_and_out_with_the_client_kit(service, r
             expect(page.locator("#who")).to_have_text(f"Signed in as {email}.", timeout=15_000)
             assert page.url == site + "/"  # the code and state are out of the address bar
             stored = page.evaluate("() => localStorage.getItem('svc_refresh_token')")
-            page.get_by_role("button", name="Sign out").click()
             # Through the service's sign-out and back to the page, signed out.
-            page.wait_for_url(site + "/")
+            with page.expect_navigation(url=site + "/"):
+                page.get_by_role("button", name="Sign out").click()
             expect(page.locator("#who")).to_have_text("Signed out.")
             assert page.evaluate("() => localStorage.getItem('svc_access_token')") is None
             # The hosted session ended too: the next sign-in asks for the password again.

@@ -211,8 +211,8 @@ def test_no_view_is_over_30_lines():
 # imported with nothing of the app loaded before it. Third-party libraries stay loaded (they cannot
 # hide a cycle of ours, and loading them once keeps this quick), except prometheus_client, whose
 # registry would refuse our metrics the second time.
-# Importing `a.b` imports its package `a` first and stops there if that loaded `a.b` too, so a module
-# that its package's own import loads has nothing of its own to show: its import is its package's,
+# Importing `a.b` imports its package `a` first and stops there if that loaded `a.b` too: a module
+# that its package's own import loads has nothing of its own to show, its import is its package's,
 # already done (packages sort before their modules). That skips most of them.
 _IMPORT_EACH = """
 import importlib, sys, traceback

@@ -1,5 +1,6 @@
 """Apps built on the factory as the tests build them: a fresh database, a cheap argon2id, a clock
-the test moves, mail kept in memory, and a test client that reads every answer to its end."""
+the test moves, mail kept in memory, templates compiled once a run, and a test client that reads
+every answer to its end."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
+from jinja2 import BytecodeCache
+from jinja2.bccache import Bucket
 
 from app import create_app
 from app.extensions import db
@@ -25,6 +28,26 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += timedelta(seconds=seconds)
+
+
+class TemplateCode(BytecodeCache):
+    """Compiled templates kept in memory for every app of the test run: each test's app would
+    otherwise compile again every template it renders (the apps are built alike, and Jinja checks
+    the source's checksum)."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        code = self._code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+TEMPLATE_CODE = TemplateCode()
 
 
 class ServerLikeClient(FlaskClient):
@@ -51,6 +74,7 @@ def build_app(instance_path: Any, clock: FakeClock, settings: dict[str, Any],
         **settings,
     })
     app.test_client_class = ServerLikeClient
+    app.jinja_env.bytecode_cache = TEMPLATE_CODE
     return app
 
 

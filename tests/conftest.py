@@ -38,6 +38,25 @@ def settings() -> dict[str, Any]:
     return {}
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` by tests/support/scheduling.py's groups (`make test`)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.support.scheduling import GroupScheduling
+
+    return GroupScheduling(config, log)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How long the tests took on each database (`make test` runs both in one session)."""
+    lines = databases.summary(terminalreporter.stats)
+    if lines:
+        terminalreporter.section("time by database (summed over the workers)")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test on a database runs on each kind the run names for it (see `database`)."""
     if "database" in metafunc.fixturenames:
@@ -77,6 +96,7 @@ def postgres_template(postgres_server: PostgresServer) -> Iterator[str]:
 @pytest.fixture
 def database_url(database: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A database of this test's own that holds the models' tables, dropped after it."""
+    databases.record(request.node, database)
     if database == "postgresql":
         from tests.infra.postgres import database_copy
 
@@ -92,6 +112,7 @@ def database_url(database: str, request: pytest.FixtureRequest, tmp_path: Path) 
 @pytest.fixture
 def empty_database_url(database: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A database of this test's own with no table in it (for the migrations)."""
+    databases.record(request.node, database)
     if database == "postgresql":
         return str(request.getfixturevalue("fresh_postgres_url"))
     return f"sqlite:///{tmp_path}/empty.db"

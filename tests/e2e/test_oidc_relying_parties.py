@@ -29,6 +29,8 @@ from tests.support.client_kit import site_module
 from tests.support.node import npm_ci
 from tests.support.sqlite_server import Server, start_server
 
+pytestmark = pytest.mark.e2e
+
 RP_DIR = Path(__file__).resolve().parents[1] / "oidc" / "rp"
 PUBLIC, CONFIDENTIAL, EXAMPLE = "notes", "ledger", "symbols"
 SECRET = "ledger-secret-0123456789-0123456789-0123456789"

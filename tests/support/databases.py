@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from app.extensions import db
 from tests.support.apps import FakeClock, build_app, dispose_app
@@ -27,6 +31,10 @@ POSTGRES_SUITE = tuple(f"tests/{name}/" for name in (
     "api", "captcha", "oauth", "oidc", "recovery", "pages", "domain")) + ("tests/test_",)
 
 SQLITE_FILE = "test.db"
+
+# The user property of a test's report that names its database: a report reaches the main process
+# from a pytest-xdist worker, and the summary at the end of the run counts by it.
+PROPERTY = "database"
 
 
 def selected_kinds() -> tuple[str, ...]:
@@ -61,3 +69,24 @@ def sqlite_copy(template: Path, directory: Path) -> str:
     target = directory / SQLITE_FILE
     shutil.copyfile(template, target)
     return f"sqlite:///{target}"
+
+
+def record(node: pytest.Item, kind: str) -> None:
+    node.user_properties.append((PROPERTY, kind))
+
+
+def summary(stats: dict[str, list[Any]]) -> list[str]:
+    """One line per database (and one for the tests without one): how many tests ran on it and
+    the time they took, setting up, running and tearing down, added up over the workers."""
+    tests: dict[str, set[str]] = defaultdict(set)
+    seconds: dict[str, float] = defaultdict(float)
+    for reports in stats.values():
+        for report in reports:
+            if not hasattr(report, "duration") or not getattr(report, "nodeid", ""):
+                continue
+            kind = dict(getattr(report, "user_properties", ())).get(PROPERTY, "no database")
+            tests[kind].add(report.nodeid)
+            seconds[kind] += report.duration
+    order = [*KINDS, "no database"]
+    return [f"{kind:<12} {len(tests[kind]):5d} tests {seconds[kind]:8.1f} s"
+            for kind in order if tests[kind]]

@@ -83,27 +83,27 @@ def sqlite_template() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def postgres_template(postgres_server: PostgresServer) -> Iterator[str]:
-    """The name of a PostgreSQL database holding the models' tables, a template for each test's."""
+def postgres_database(postgres_server: PostgresServer) -> Iterator[databases.ReusedDatabase]:
+    """The PostgreSQL database that the tests of this session use one after the other."""
     folder = Path(tempfile.mkdtemp(prefix="svc-schema-"))
     try:
-        databases.build_schema(folder, postgres_server.create_database("svc_schema"))
-        yield "svc_schema"
+        databases.build_schema(folder, postgres_server.create_database("t_reused"))
+        yield databases.ReusedDatabase(postgres_server, "t_reused")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
 def database_url(database: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database of this test's own that holds the models' tables, dropped after it."""
+    """A database of this test's alone that holds the models' tables and nothing else."""
     databases.record(request.node, database)
     if database == "postgresql":
-        from tests.infra.postgres import database_copy
-
-        template = request.getfixturevalue("postgres_template")
-        with database_copy(request.getfixturevalue("postgres_server"), request.node.name,
-                           template) as url:
-            yield url
+        reused = request.getfixturevalue("postgres_database")
+        reused.check_empty()
+        try:
+            yield reused.url
+        finally:
+            reused.renew()
     else:
         # A file, not :memory:, so that the outbox's thread gets a connection of its own.
         yield databases.sqlite_copy(request.getfixturevalue("sqlite_template"), tmp_path)

@@ -6,8 +6,7 @@ it returns a `PostgresServer`, whose `stop()` ends it. Fixtures:
 
 - `postgres_server` (session): the running server; one per test session.
 - `fresh_postgres_url` (function): the SQLAlchemy URL of a new, empty database of its own, dropped
-  after the test (its connections are terminated first); `database_copy` makes one from another
-  template.
+  after the test (its connections are terminated first).
 
 Under pytest-xdist each worker process has a session of its own, and so a server of its own.
 
@@ -32,7 +31,6 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,14 +176,13 @@ class PostgresServer:
         """A new psycopg connection; the caller closes it (use it in a `with`)."""
         return psycopg.connect(self.conninfo(dbname), **kwargs)
 
-    def create_database(self, name: str, template: str = "template0") -> str:
-        """Creates a database `name`, a copy of `template` (by default template0: empty, UTF8);
-        returns its URL. Nothing may be connected to `template` meanwhile."""
+    def create_database(self, name: str) -> str:
+        """Creates an empty database `name` (from template0, UTF8); returns its URL."""
         strategy = sql.SQL(" STRATEGY FILE_COPY") if self.version >= 15 else sql.SQL("")
         with self.connect(autocommit=True) as conn:
             conn.execute(
-                sql.SQL("CREATE DATABASE {} TEMPLATE {}{}").format(
-                    sql.Identifier(name), sql.Identifier(template), strategy
+                sql.SQL("CREATE DATABASE {} TEMPLATE template0{}").format(
+                    sql.Identifier(name), strategy
                 )
             )
         return self.url(name)
@@ -359,23 +356,14 @@ def _db_name(nodename: str) -> str:
     return f"t_{slug}_{uuid.uuid4().hex[:12]}"
 
 
-@contextmanager
-def database_copy(server: PostgresServer, nodename: str,
-                  template: str = "template0") -> Iterator[str]:
-    """The URL of a new database (a copy of `template`) named after the test `nodename`, dropped
-    on leaving."""
-    name = _db_name(nodename)
-    url = server.create_database(name, template)
-    try:
-        yield url
-    finally:
-        server.drop_database(name)
-
-
 @pytest.fixture
 def fresh_postgres_url(
     postgres_server: PostgresServer, request: pytest.FixtureRequest
 ) -> Iterator[str]:
     """The SQLAlchemy URL of a new empty database for this test alone, dropped after it."""
-    with database_copy(postgres_server, request.node.name) as url:
+    name = _db_name(request.node.name)
+    url = postgres_server.create_database(name)
+    try:
         yield url
+    finally:
+        postgres_server.drop_database(name)

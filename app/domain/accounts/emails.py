@@ -17,8 +17,8 @@ from sqlalchemy import select
 
 from app.domain.accounts.providers import DISPLAY_NAMES
 from app.domain.clients import sites
-from app.extensions import db
 from app.domain.device_names import describe
+from app.extensions import db
 from app.infra.mail import Message
 from app.models import User
 

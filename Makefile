@@ -8,7 +8,7 @@ PORT   ?= 5000
 # Where people reach it: SVC_PUBLIC_URL when set (e.g. http://localhost:5000, for passkeys).
 URL    := $(or $(SVC_PUBLIC_URL),http://$(HOST):$(PORT))
 
-.PHONY: install run migrate test lint docs bench translations clean
+.PHONY: install run migrate test test-fast lint docs bench translations clean
 
 install: $(STAMP)
 
@@ -32,13 +32,25 @@ run: migrate
 	@echo "buffering proxy (docs/operators/deployment.md)."
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind $(HOST):$(PORT) --workers 1 wsgi:app
 
-# Everything on SQLite, then every app-factory test again on a throwaway PostgreSQL.
-POSTGRES_SUITE := tests/api tests/captcha tests/oauth tests/oidc tests/recovery tests/pages tests/domain tests/test_*.py
+# The whole suite, as CI runs it: every test on SQLite, and the app-factory tests of
+# tests/support/databases.py's POSTGRES_SUITE again on a throwaway PostgreSQL, in one pytest
+# session shared by TEST_WORKERS processes (tests/support/scheduling.py). It ends with the time the
+# tests took on each database and the whole run's.
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
 test: install
-	scripts/install-test-tools
-	$(BIN)/python -m pytest
-	SVC_TEST_DATABASE=postgresql $(BIN)/python -m pytest -q $(POSTGRES_SUITE)
+	@start=$$(date +%s); scripts/install-test-tools \
+	&& SVC_TEST_DATABASE=sqlite,postgresql $(BIN)/python -m pytest $(XDIST) --durations=15; \
+	status=$$?; elapsed=$$(( $$(date +%s) - start )); \
+	echo "make test: $$(( elapsed / 60 )) min $$(( elapsed % 60 )) s in all (exit $$status)"; \
+	exit $$status
+
+# The inner loop, in a few minutes: SQLite only, nothing marked e2e (no browser, no gunicorn, no
+# clean install; tests/production needs PostgreSQL), and the contract fuzzers on fewer examples.
+test-fast: install
+	SVC_TEST_DATABASE=sqlite SVC_FUZZ_EXAMPLES=$${SVC_FUZZ_EXAMPLES:-30} \
+		$(BIN)/python -m pytest $(XDIST) -q -m "not e2e"
 
 lint: install
 	$(BIN)/ruff check app tests bench

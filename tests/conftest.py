@@ -1,11 +1,14 @@
-"""Fixtures built on the app factory: a fresh SQLite database, a fast hasher, a clock tests move,
-and an outbox that keeps mail in memory (their helpers: tests/support/apps.py)."""
+"""Fixtures built on the app factory: a fresh database (SQLite, PostgreSQL or each in turn:
+tests/support/databases.py), a fast hasher, a clock tests move, and an outbox that keeps mail in
+memory (their helpers: tests/support/apps.py)."""
 
 from __future__ import annotations
 
-import os
+import shutil
+import tempfile
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from flask import Flask
@@ -13,8 +16,12 @@ from flask.testing import FlaskClient
 
 from app.domain.accounts import accounts
 from app.extensions import db
+from tests.support import databases
 from tests.support.accounts import PASSWORD, Account
 from tests.support.apps import FakeClock, Mailbox, build_app, dispose_app
+
+if TYPE_CHECKING:  # imported by pytest as a plugin (below), not here: its asserts are rewritten
+    from tests.infra.postgres import PostgresServer
 
 # Throwaway PostgreSQL and Redis servers, started on first use by the tests that need them.
 pytest_plugins = ["tests.infra.postgres", "tests.infra.redis"]
@@ -31,22 +38,90 @@ def settings() -> dict[str, Any]:
     return {}
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` by tests/support/scheduling.py's groups (`make test`)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.support.scheduling import GroupScheduling
+
+    return GroupScheduling(config, log)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How long the tests took on each database (`make test` runs both in one session)."""
+    lines = databases.summary(terminalreporter.stats)
+    if lines:
+        terminalreporter.section("time by database (summed over the workers)")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test on a database runs on each kind the run names for it (see `database`)."""
+    if "database" in metafunc.fixturenames:
+        kinds = databases.kinds_for(metafunc.definition.nodeid)
+        if len(kinds) > 1:
+            metafunc.parametrize("database", kinds)
+
+
 @pytest.fixture
-def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
-    """SQLite by default; a fresh PostgreSQL database when SVC_TEST_DATABASE=postgresql
-    (`make test` runs the suite both ways)."""
-    if os.environ.get("SVC_TEST_DATABASE") == "postgresql":
+def database(request: pytest.FixtureRequest) -> str:
+    """`sqlite` or `postgresql` (SVC_TEST_DATABASE); parametrized when the run has both."""
+    return databases.kinds_for(request.node.nodeid)[0]
+
+
+@pytest.fixture(scope="session")
+def sqlite_template() -> Iterator[Path]:
+    """A SQLite file holding the models' tables, copied for each test."""
+    folder = Path(tempfile.mkdtemp(prefix="svc-schema-"))  # not pytest's: see sqlite_server.py
+    try:
+        databases.build_schema(folder, f"sqlite:///{folder}/{databases.SQLITE_FILE}")
+        yield folder / databases.SQLITE_FILE
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_database(postgres_server: PostgresServer) -> Iterator[databases.ReusedDatabase]:
+    """The PostgreSQL database that the tests of this session use one after the other."""
+    folder = Path(tempfile.mkdtemp(prefix="svc-schema-"))
+    try:
+        databases.build_schema(folder, postgres_server.create_database("t_reused"))
+        yield databases.ReusedDatabase(postgres_server, "t_reused")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def database_url(database: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database of this test's alone that holds the models' tables and nothing else."""
+    databases.record(request.node, database)
+    if database == "postgresql":
+        reused = request.getfixturevalue("postgres_database")
+        reused.check_empty()
+        try:
+            yield reused.url
+        finally:
+            reused.renew()
+    else:
+        # A file, not :memory:, so that the outbox's thread gets a connection of its own.
+        yield databases.sqlite_copy(request.getfixturevalue("sqlite_template"), tmp_path)
+
+
+@pytest.fixture
+def empty_database_url(database: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database of this test's own with no table in it (for the migrations)."""
+    databases.record(request.node, database)
+    if database == "postgresql":
         return str(request.getfixturevalue("fresh_postgres_url"))
-    # A file, not :memory:, so that the outbox's thread gets a connection of its own.
-    return f"sqlite:///{tmp_path}/test.db"
+    return f"sqlite:///{tmp_path}/empty.db"
 
 
 @pytest.fixture
 def app(tmp_path: Any, clock: FakeClock, settings: dict[str, Any],
         database_url: str) -> Iterator[Flask]:
     app = build_app(tmp_path / "instance", clock, settings, database_url)
-    with app.app_context():
-        db.create_all()
     yield app
     dispose_app(app)
 

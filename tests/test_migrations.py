@@ -14,10 +14,10 @@ from app.extensions import db
 
 
 def test_upgrade_builds_exactly_the_models_schema_and_downgrade_removes_it(tmp_path,
-                                                                         database_url):
+                                                                         empty_database_url):
     """On SQLite, and on PostgreSQL when the suite runs there."""
     app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
-                      "SQLALCHEMY_DATABASE_URI": database_url})
+                      "SQLALCHEMY_DATABASE_URI": empty_database_url})
     with app.app_context():
         upgrade()
         with db.engine.connect() as connection:
@@ -70,12 +70,12 @@ def _names_in_models(dialect: sa.Dialect) -> set[Named]:
     return found
 
 
-def test_constraints_are_named_by_the_convention_and_every_row_kept(tmp_path, database_url,
+def test_constraints_are_named_by_the_convention_and_every_row_kept(tmp_path, empty_database_url,
                                                                     monkeypatch):
     """Migration 0008 (issue 14): the constraints of a database built before the convention
     take its names, with its rows in it; its downgrade gives back the names of before."""
     app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
-                      "SQLALCHEMY_DATABASE_URI": database_url})
+                      "SQLALCHEMY_DATABASE_URI": empty_database_url})
     with app.app_context():
         with monkeypatch.context() as before_the_convention:
             # Alembic's operations name what they create by the models' convention: without
@@ -153,11 +153,11 @@ def _columns_of(rows: dict[str, list[Any]], before: dict[str, list[Any]]) -> dic
             for table, found in rows.items()}
 
 
-def test_a_site_registered_before_0009_is_a_first_party_public_client(tmp_path, database_url):
+def test_a_site_registered_before_0009_is_a_first_party_public_client(tmp_path, empty_database_url):
     """Migration 0009 (issue 15): the client columns of a site added before have the defaults
     of a first-party public client, and nothing else changes."""
     app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
-                      "SQLALCHEMY_DATABASE_URI": database_url})
+                      "SQLALCHEMY_DATABASE_URI": empty_database_url})
     with app.app_context():
         upgrade(revision="0008")
         with db.engine.begin() as connection:
@@ -182,7 +182,8 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def test_addresses_are_canonicalised_and_collisions_reported_not_merged(tmp_path, database_url):
+def test_addresses_are_canonicalised_and_collisions_reported_not_merged(tmp_path,
+                                                                       empty_database_url):
     """Migration 0004 (issue 12, item 2): every address is re-keyed to its canonical form, and
     two rows that would share one are left as they were and named in the log."""
     from datetime import UTC, datetime
@@ -190,7 +191,7 @@ def test_addresses_are_canonicalised_and_collisions_reported_not_merged(tmp_path
     import sqlalchemy as sa
 
     app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
-                      "SQLALCHEMY_DATABASE_URI": database_url})
+                      "SQLALCHEMY_DATABASE_URI": empty_database_url})
     at = datetime(2026, 1, 1, tzinfo=UTC).replace(tzinfo=None)
     rows = [  # (id, email as stored before, its casefold key)
         ("u-grace", "Grace@example.com", "grace@example.com"),
@@ -228,12 +229,12 @@ def test_addresses_are_canonicalised_and_collisions_reported_not_merged(tmp_path
     assert "u-umlaut" in warning and "u-puny" in warning
 
 
-def test_0012_trusts_only_passwords_a_reset_link_set(tmp_path, database_url):
+def test_0012_trusts_only_passwords_a_reset_link_set(tmp_path, empty_database_url):
     """Migration 0012: a password set by a reset link (its audit event) is the holder's; one
     set at sign-up, or changed since the reset (a squatter's change after the owner confirmed
     the address, which the rule before trusted), or of an unproved address, is not."""
     app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
-                      "SQLALCHEMY_DATABASE_URI": database_url})
+                      "SQLALCHEMY_DATABASE_URI": empty_database_url})
     signed_up, proved, later = datetime(2026, 1, 1), datetime(2026, 2, 1), datetime(2026, 3, 1)
     accounts = {  # id: (email_verified, password_hash, password_changed_at, reset at)
         "reset": (True, "h", later, later),

@@ -23,7 +23,9 @@ def contract_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    lines = config.stash.get(FUZZ_SUMMARY, [])
+    lines = [str(value) for reports in terminalreporter.stats.values() for report in reports
+             if getattr(report, "when", None) == "call"
+             for name, value in getattr(report, "user_properties", ()) if name == FUZZ_SUMMARY]
     if lines:
         terminalreporter.section("contract fuzzing")
         for line in lines:

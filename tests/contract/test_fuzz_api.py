@@ -251,7 +251,7 @@ def test_the_fuzzers_ran_enough_cases(request: pytest.FixtureRequest,
         f"{chains} walked signup 201 -> login 200 -> refresh 200 -> refresh 200",
         *(f"  {n:6d}  {label}" for label, n in sorted(by_operation.items())),
     ]
-    report_fuzz(request.config, lines)
+    report_fuzz(request.node, lines)
     record_property("fuzz_stateless_cases", stateless)
     record_property("fuzz_stateful_steps", steps)
 

@@ -20,6 +20,8 @@ import requests
 from tests.support.server import ROOT
 from tests.support.sqlite_server import ServerFactory
 
+pytestmark = pytest.mark.e2e
+
 SECRETS = ("query-secret-4f1c", "header-secret-9a2b", "reset-secret-77de", "body-secret-31ce")
 
 

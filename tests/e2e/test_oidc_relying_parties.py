@@ -32,6 +32,8 @@ from tests.support.client_kit import site_module
 from tests.support.node import npm_ci
 from tests.support.sqlite_server import Server, start_server
 
+pytestmark = pytest.mark.e2e
+
 RP_DIR = Path(__file__).resolve().parents[1] / "oidc" / "rp"
 # ledger: client_secret_basic (authlib's default); journal: client_secret_post (openid-client's).
 PUBLIC, CONFIDENTIAL, POSTING, EXAMPLE = "notes", "ledger", "journal", "symbols"

@@ -8,6 +8,8 @@ it returns a `PostgresServer`, whose `stop()` ends it. Fixtures:
 - `fresh_postgres_url` (function): the SQLAlchemy URL of a new, empty database of its own, dropped
   after the test (its connections are terminated first).
 
+Under pytest-xdist each worker process has a session of its own, and so a server of its own.
+
 PostgreSQL refuses to run as root. When the tests run as root, initdb and the server run as the
 `postgres` system user, which Debian's postgresql package creates (if it is missing, a system user
 `svc-test` is created with `useradd --system --no-create-home`). That user must be able to reach

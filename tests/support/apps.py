@@ -1,5 +1,6 @@
 """Apps built on the factory as the tests build them: a fresh database, a cheap argon2id, a clock
-the test moves, mail kept in memory, and a test client that reads every answer to its end."""
+the test moves, mail kept in memory, templates and route builders compiled once a run, and a test
+client that reads every answer to its end."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
+from jinja2 import BytecodeCache
+from jinja2.bccache import Bucket
+from werkzeug.routing import Rule
 
 from app import create_app
 from app.extensions import db
@@ -25,6 +29,48 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += timedelta(seconds=seconds)
+
+
+class TemplateCode(BytecodeCache):
+    """Compiled templates kept in memory for every app of the test run: each test's app would
+    otherwise compile again every template it renders (the apps are built alike, and Jinja checks
+    the source's checksum)."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        code = self._code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+TEMPLATE_CODE = TemplateCode()
+
+
+def _shared_route_builders() -> None:
+    """Werkzeug compiles two small Python functions for each route of each app (what url_for
+    calls), which was most of what building an app cost; every test's app has the same routes.
+    A builder is made from the route, its parsed parts and its defaults, and takes the rule it
+    builds for as an argument: one built for a route serves every app's copy of it."""
+    compile_builder = Rule._compile_builder
+    builders: dict[tuple[Any, ...], Any] = {}
+
+    def shared(rule: Rule, append_unknown: bool = True) -> Any:
+        defaults = tuple(sorted((name, repr(value)) for name, value in
+                                (rule.defaults or {}).items()))
+        key = (rule.rule, tuple(rule._trace), defaults, append_unknown)
+        if key not in builders:
+            builders[key] = compile_builder(rule, append_unknown)
+        return builders[key]
+
+    Rule._compile_builder = shared  # type: ignore[method-assign]
+
+
+_shared_route_builders()
 
 
 class ServerLikeClient(FlaskClient):
@@ -51,6 +97,7 @@ def build_app(instance_path: Any, clock: FakeClock, settings: dict[str, Any],
         **settings,
     })
     app.test_client_class = ServerLikeClient
+    app.jinja_env.bytecode_cache = TEMPLATE_CODE
     return app
 
 

@@ -27,8 +27,9 @@ SITE_REDIRECT_URI = "https://symbols.example/auth/callback"
 CLIENT_SITES = {"symbols": {"redirect_uris": [SITE_REDIRECT_URI],
                             "origins": ["https://symbols.example"]}}
 
-# Lines the fuzzers want printed at the end of the run (how many cases they ran).
-FUZZ_SUMMARY = pytest.StashKey[list[str]]()
+# The user property of a test's report that carries lines the fuzzers want printed at the end of
+# the run (how many cases they ran): a report reaches the main process from a pytest-xdist worker.
+FUZZ_SUMMARY = "contract fuzzing"
 
 
 def build_contract_app(directory: Path, **overrides: Any) -> Flask:
@@ -52,5 +53,5 @@ def build_contract_app(directory: Path, **overrides: Any) -> Flask:
     return app
 
 
-def report_fuzz(config: pytest.Config, lines: list[str]) -> None:
-    config.stash.setdefault(FUZZ_SUMMARY, []).extend(lines)
+def report_fuzz(node: pytest.Item, lines: list[str]) -> None:
+    node.user_properties.append((FUZZ_SUMMARY, "\n".join(lines)))

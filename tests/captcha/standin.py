@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
+
+from tests.support.http import serving_thread
 
 TURNSTILE_PASS_SECRET = "1x0000000000000000000000000000000AA"  # noqa: S105 (documented test key)
 TURNSTILE_FAIL_SECRET = "2x0000000000000000000000000000000AA"  # noqa: S105
@@ -65,7 +66,7 @@ class StandIn:
         self.calls: list[dict[str, str]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = serving_thread(self._server, "captcha-standin")
 
     @property
     def url(self) -> str:

@@ -120,6 +120,7 @@ def _closed_port() -> int:
 @pytest.mark.parametrize("endpoint", [SIGNUP, *MAIL_ENDPOINTS])
 def test_a_provider_that_does_not_answer_is_a_503(app, client, standin, endpoint, failure):
     standin.down = failure == "down"
+    app.config["CAPTCHA_TIMEOUT"] = 0.3  # the stand-in's slow answer takes 5 s
     if failure == "closed":
         app.config["CAPTCHA_VERIFY_URL"] = f"http://127.0.0.1:{_closed_port()}/siteverify"
     token = fresh_token(failure if failure in ("slow", "garbage") else "pass")

@@ -7,7 +7,6 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -32,6 +31,8 @@ from svc_auth_client import (
     require_plan,
     require_token,
 )
+
+from tests.support.http import serving_thread
 
 ISSUER = "https://accounts.example"
 AUDIENCE = "svc"
@@ -369,7 +370,7 @@ class JwksServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = serving_thread(self.server, "jwks")
         self.thread.start()
 
     def json(self, path: str, body: Any, status: int = 200, **headers: str) -> None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.http import serving_thread
+
 
 @dataclass(frozen=True)
 class Received:
@@ -41,7 +43,7 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serving_thread(self.server, "webhook-receiver").start()
 
     def wait_for(self, done: Callable[[list[Received]], bool], seconds: float = 10.0
                  ) -> list[Received]:

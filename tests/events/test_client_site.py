@@ -4,7 +4,6 @@ user.deleted makes it forget them; a body the service did not sign is a 400."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from app.domain.events import EventType
 from app.extensions import db
 from tests.events.conftest import SECRET
 from tests.support.client_kit import site_module
+from tests.support.http import serving_thread
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def site() -> Iterator[tuple[object, str]]:
     example = module.create_app("symbols", "http://127.0.0.1:9", verifier=verifier,
                                 webhook_secret=SECRET)
     server = make_server("127.0.0.1", 0, example, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serving_thread(server, "example-site").start()
     yield example, f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
 

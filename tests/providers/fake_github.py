@@ -33,6 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
 
+from tests.support.http import serving_thread
+
 DEFAULT_CLIENT_ID = "svc-test-github-client"
 DEFAULT_CLIENT_SECRET = "svc-test-github-secret"
 CODE_TTL = 600.0  # GitHub's codes live ten minutes
@@ -191,8 +193,7 @@ class FakeGitHub:
             raise RuntimeError("already started")
         for role in ("web", "api"):
             server = _Server(self, role)
-            thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                      name=f"fake-github-{role}", daemon=True)
+            thread = serving_thread(server, f"fake-github-{role}")
             thread.start()
             self._servers.append(server)
             self._threads.append(thread)

@@ -11,7 +11,6 @@ import hashlib
 import json
 import re
 import secrets
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from tests.providers.fixtures import OidcServer
 from tests.support.accounts import PASSWORD
 from tests.support.api import new_email
+from tests.support.http import serving_thread
 from tests.support.sqlite_server import Server
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -102,8 +102,7 @@ class ClientSites:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="client-sites",
-                                       daemon=True)
+        self.thread = serving_thread(self.httpd, "client-sites")
         self.thread.start()
 
     def redirect_uri(self, name: str) -> str:

@@ -25,6 +25,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from tests.support.accounts import PASSWORD
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.http import serving_thread
 from tests.support.server import ROOT, flask_cli
 from tests.support.sqlite_server import Server
 
@@ -112,7 +113,7 @@ def bind_site(name: str) -> RunningSite:
     slot = _Slot()
     server = make_server("127.0.0.1", 0, slot, threaded=True)
     base_url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, name=f"site-{name}", daemon=True)
+    thread = serving_thread(server, f"site-{name}")
     return RunningSite(name, base_url, f"{base_url}/pricing", server, thread, slot)
 
 

@@ -6,6 +6,8 @@ The tests that check whole responses (headers, cookies) use `requests` (tests/su
 from __future__ import annotations
 
 import json
+import socketserver
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -14,6 +16,15 @@ from collections.abc import Callable
 from typing import Any
 
 TIMEOUT = 15.0  # seconds, for any one request
+# How often a test's own server looks for its shutdown(): socketserver's default, half a second,
+# made every test that stopped a stand-in wait that long.
+SHUTDOWN_POLL_SECONDS = 0.02
+
+
+def serving_thread(server: socketserver.BaseServer, name: str) -> threading.Thread:
+    """A daemon thread, not yet started, that serves `server` until its shutdown()."""
+    return threading.Thread(target=server.serve_forever, name=name, daemon=True,
+                            kwargs={"poll_interval": SHUTDOWN_POLL_SECONDS})
 
 
 def bearer(token: str) -> dict[str, str]:

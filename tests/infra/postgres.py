@@ -176,13 +176,14 @@ class PostgresServer:
         """A new psycopg connection; the caller closes it (use it in a `with`)."""
         return psycopg.connect(self.conninfo(dbname), **kwargs)
 
-    def create_database(self, name: str) -> str:
-        """Creates an empty database `name` (from template0, UTF8); returns its URL."""
+    def create_database(self, name: str, template: str = "template0") -> str:
+        """Creates database `name`, a copy of `template` (by default empty, UTF8); returns its
+        URL. A template must have no connection open while it is copied."""
         strategy = sql.SQL(" STRATEGY FILE_COPY") if self.version >= 15 else sql.SQL("")
         with self.connect(autocommit=True) as conn:
             conn.execute(
-                sql.SQL("CREATE DATABASE {} TEMPLATE template0{}").format(
-                    sql.Identifier(name), strategy
+                sql.SQL("CREATE DATABASE {} TEMPLATE {}{}").format(
+                    sql.Identifier(name), sql.Identifier(template), strategy
                 )
             )
         return self.url(name)

@@ -121,15 +121,14 @@ def test_database_down_503_then_resumes_without_restart(
 # Redis of the module's own -------------------------------------------------------------------
 
 @pytest.fixture
-def redis_deployment(own_redis: RedisServer, fresh_postgres_url: str,
-                     workdir: Path) -> Iterator[dict[str, str]]:
+def redis_deployment(own_redis: RedisServer,
+                     migrated_postgres_url: str) -> Iterator[dict[str, str]]:
     """Settings for instances on a fresh, migrated database and the module's Redis, which is
     running when the test starts and again when it ends."""
     own_redis.start()
     own_redis.flush()
-    migrate(workdir, fresh_postgres_url)
     try:
-        yield shared_settings(fresh_postgres_url, own_redis.url)
+        yield shared_settings(migrated_postgres_url, own_redis.url)
     finally:
         own_redis.start()
 
@@ -441,10 +440,9 @@ def test_redis_down_the_signup_limit_holds_across_instances_and_workers(
 # (d) The mail server is down -----------------------------------------------------------------
 
 def test_smtp_down_request_succeeds_and_delivery_is_retried(
-        fresh_postgres_url: str, instance_factory: InstanceFactory, workdir: Path) -> None:
-    migrate(workdir, fresh_postgres_url)
+        migrated_postgres_url: str, instance_factory: InstanceFactory) -> None:
     instance = instance_factory({
-        **shared_settings(fresh_postgres_url),
+        **shared_settings(migrated_postgres_url),
         "SVC_MAIL_URL": f"smtp://127.0.0.1:{free_port()}",  # nothing listens there
         "SVC_MAIL_ATTEMPTS": "3", "SVC_MAIL_RETRY_DELAY": "0.2", "SVC_MAIL_TIMEOUT": "2",
     }, workers=1, name="smtp-down")
@@ -469,7 +467,7 @@ def test_smtp_down_request_succeeds_and_delivery_is_retried(
     for log in (instance.log(), instance.access()):
         assert "token=" not in log
         assert "/reset-password" not in log and "/confirm-email" not in log
-    with psycopg.connect(fresh_postgres_url.replace("postgresql+psycopg", "postgresql"),
+    with psycopg.connect(migrated_postgres_url.replace("postgresql+psycopg", "postgresql"),
                          connect_timeout=5) as connection:
         issued = connection.execute(
             "SELECT count(*) FROM one_time_tokens t JOIN users u ON u.id = t.user_id"
@@ -480,14 +478,13 @@ def test_smtp_down_request_succeeds_and_delivery_is_retried(
 # (e) A worker killed in the middle of writes -------------------------------------------------
 
 def test_killed_worker_loses_no_committed_signup_or_password_change(
-        fresh_postgres_url: str, instance_factory: InstanceFactory, workdir: Path) -> None:
+        migrated_postgres_url: str, instance_factory: InstanceFactory, workdir: Path) -> None:
     """30 sign-ups and 10 password resets at once on 2 workers, one of which is SIGKILLed
     while they run. gunicorn starts a new worker; every request that was answered with
     success is in effect afterwards (and the others left nothing half done)."""
-    migrate(workdir, fresh_postgres_url)
     mail = workdir / "mail"
     instance = instance_factory({
-        **shared_settings(fresh_postgres_url),
+        **shared_settings(migrated_postgres_url),
         "SVC_MAIL_URL": f"file://{mail}",
         # The production argon2id: slow enough that the kill lands mid-request.
         "SVC_ARGON2_MEMORY_COST": "19456", "SVC_ARGON2_TIME_COST": "2",

@@ -90,13 +90,12 @@ def silent_mail_server() -> Iterator[int]:
 
 
 def test_mail_in_flight_and_queued_survives_killed_workers(
-        fresh_postgres_url: str, instance_factory: InstanceFactory, workdir: Path,
+        migrated_postgres_url: str, instance_factory: InstanceFactory, workdir: Path,
         silent_mail_server: int) -> None:
     """40 forgot-password answers while every send hangs, then every process of the instance
     is killed (kill -9): the next instance sends every mail, the ones a dead worker held
     once their lease is over."""
-    migrate(workdir, fresh_postgres_url)
-    settings = {**shared_settings(fresh_postgres_url), "SVC_MAIL_LEASE_SECONDS": "3"}
+    settings = {**shared_settings(migrated_postgres_url), "SVC_MAIL_LEASE_SECONDS": "3"}
     first = instance_factory({**settings, "SVC_MAIL_TIMEOUT": "60",
                               "SVC_MAIL_URL": f"smtp://{LOOPBACK}:{silent_mail_server}"},
                              name="outbox-killed")
@@ -160,16 +159,15 @@ def as_sent(raw: bytes) -> tuple[str, bytes]:
 
 
 def test_mail_the_server_took_from_killed_workers_goes_again_as_the_same_message(
-        fresh_postgres_url: str, instance_factory: InstanceFactory, workdir: Path,
+        migrated_postgres_url: str, instance_factory: InstanceFactory, workdir: Path,
         taking_mail_server: tuple[int, TakesThenHangs]) -> None:
     """Sign-ups while the mail server takes each confirmation mail and then hangs: every process
     of the instance is killed (kill -9) after the server took a mail from each running worker,
     before they recorded it. After the lease the next instance sends those mails again, each the
     same message as the first copy (its Message-ID and body, byte for byte), whose link confirms
     the address once; and every other mail once."""
-    migrate(workdir, fresh_postgres_url)
     port, server = taking_mail_server
-    settings = {**shared_settings(fresh_postgres_url), "SVC_MAIL_LEASE_SECONDS": "3"}
+    settings = {**shared_settings(migrated_postgres_url), "SVC_MAIL_LEASE_SECONDS": "3"}
     first = instance_factory({**settings, "SVC_MAIL_TIMEOUT": "60",
                               "SVC_MAIL_URL": f"smtp://{LOOPBACK}:{port}"}, name="outbox-taken")
     addresses = [new_email("taken") for _ in range(6)]

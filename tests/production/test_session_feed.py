@@ -20,7 +20,7 @@ import pytest
 
 from app.infra.session_feed import LEASE_SECONDS
 from tests.support.api import assert_problem, login, new_email, post, signup, verify
-from tests.support.deployment import Instance, InstanceFactory, cli, migrate, shared_settings
+from tests.support.deployment import Instance, InstanceFactory, cli, shared_settings
 from tests.support.http import bearer
 
 if TYPE_CHECKING:
@@ -34,10 +34,9 @@ CACHE = {"SVC_SESSION_CACHE_SECONDS": "60"}
 
 
 @pytest.fixture
-def settings(own_redis: RedisServer, fresh_postgres_url: str, workdir: Path) -> dict[str, str]:
+def settings(own_redis: RedisServer, migrated_postgres_url: str) -> dict[str, str]:
     own_redis.flush()
-    migrate(workdir, fresh_postgres_url)
-    return {**shared_settings(fresh_postgres_url, own_redis.url), **CACHE}
+    return {**shared_settings(migrated_postgres_url, own_redis.url), **CACHE}
 
 
 def redis_reads(server: RedisServer) -> int:
@@ -97,7 +96,7 @@ def test_an_account_disabled_on_a_is_refused_at_once_by_b(
 
 
 def test_a_worker_that_stops_hearing_from_redis_stops_trusting_its_copy_within_the_lease(
-        own_redis: RedisServer, settings: dict[str, str], fresh_postgres_url: str,
+        own_redis: RedisServer, settings: dict[str, str], migrated_postgres_url: str,
         instance_factory: InstanceFactory) -> None:
     """The bound: Redis hangs, and a revocation reaches the database but never Redis (as if its
     instance died before publishing). Once the lease has run out, the worker asks again, finds
@@ -108,7 +107,7 @@ def test_a_worker_that_stops_hearing_from_redis_stops_trusting_its_copy_within_t
     assert own_redis.process is not None
     os.kill(own_redis.process.pid, signal.SIGSTOP)
     try:
-        with psycopg.connect(fresh_postgres_url.replace("postgresql+psycopg", "postgresql"),
+        with psycopg.connect(migrated_postgres_url.replace("postgresql+psycopg", "postgresql"),
                              autocommit=True, connect_timeout=5) as connection:
             connection.execute("UPDATE sessions SET revoked_at = now(), revoke_reason = 'test'")
         time.sleep(LEASE_SECONDS + 0.05)

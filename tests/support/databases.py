@@ -112,9 +112,10 @@ class ReusedDatabase:
 
     def check_empty(self) -> None:
         with self.server.connect(self.name) as conn:
-            filled = [table for table in self._tables(conn) if conn.execute(
-                sql.SQL("SELECT EXISTS (SELECT FROM {})").format(sql.Identifier(table)),
-            ).fetchone() != (False,)]
+            filled = [str(row[0]) for row in conn.execute(sql.SQL(" UNION ALL ").join(
+                sql.SQL("SELECT {} WHERE EXISTS (SELECT FROM {})").format(
+                    sql.Literal(table), sql.Identifier(table))
+                for table in self._tables(conn)))]
         assert not filled, f"the reused database was not emptied: {filled}"
 
     def _rename(self, new: str) -> None:

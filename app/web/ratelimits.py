@@ -9,9 +9,10 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from functools import partial, wraps
 from typing import Any
 
-from flask import current_app, request
+from flask import Flask, Response, current_app, request
 from flask_limiter.util import get_qualified_name
 from flask_login import current_user
 from redis import RedisError
@@ -104,7 +105,9 @@ def _setting(name: str) -> Callable[[], str]:
 
 # Every view that has a limit gets it through _limits; no limit applies to the whole app. The
 # limiter's own check of a request to any other view finds nothing to count, yet took about a
-# third of a verify's CPU time (bench/verify_costs.py): those requests skip it.
+# third of a verify's CPU time (bench/verify_costs.py): those requests skip it, first through
+# this filter, then (the filter is asked only halfway through) past the limiter's hooks
+# altogether (only_on_limited_views).
 _LIMITED_VIEWS: set[str] = set()
 _unlimited_endpoints: dict[str, bool] = {}
 
@@ -118,6 +121,36 @@ def _no_limit_on_this_view() -> bool:
         unlimited = view is None or get_qualified_name(view) not in _LIMITED_VIEWS
         _unlimited_endpoints[endpoint] = unlimited
     return unlimited
+
+
+def only_on_limited_views(app: Flask) -> None:
+    """flask-limiter's before- and after-request hooks, which it registers for every request,
+    return at once on a view that no limit names (a quarter of a verify's CPU time otherwise)."""
+    check = limiter._check_request_limit
+    before = app.before_request_funcs.get(None, [])
+    if check not in before:
+        return  # the limits are off (SVC_RATELIMIT_ENABLED): the limiter added no hook
+    before[before.index(check)] = _before_limited_views(check)
+    after = app.after_request_funcs[None]
+    inject = next(hook for hook in after if isinstance(hook, partial)
+                  and hook.args == (limiter,) and hook.func.__name__.endswith("inject_headers"))
+    after[after.index(inject)] = _after_limited_views(inject)
+
+
+def _before_limited_views(check: Callable[[], None]) -> Callable[[], None]:
+    @wraps(check)
+    def check_limited_view() -> None:
+        if not _no_limit_on_this_view():
+            check()
+    return check_limited_view
+
+
+def _after_limited_views(inject: Callable[[Response], Response]
+                         ) -> Callable[[Response], Response]:
+    @wraps(inject)
+    def inject_on_limited_view(response: Response) -> Response:
+        return response if _no_limit_on_this_view() else inject(response)
+    return inject_on_limited_view
 
 
 def _limits(*rules: tuple[str, str, Callable[[], str], dict[str, Any]]) -> Callable[[Any], Any]:

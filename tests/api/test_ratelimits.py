@@ -239,6 +239,26 @@ def test_verify_counts_against_no_limit(app, client, user, login, monkeypatch):
     assert calls == []
 
 
+def test_the_limiters_hooks_do_nothing_on_a_view_with_no_limit(app, client, user, login,
+                                                               monkeypatch):
+    """Not only no count: none of flask-limiter's own work either (its hooks cost a quarter of a
+    verify's CPU time before they reached the request filter), while a login is checked."""
+    from flask_limiter import Limiter
+
+    evaluated: list[str] = []
+    for name in ("_Limiter__evaluate_limits", "_Limiter__check_conditional_deductions"):
+        real = getattr(Limiter, name)
+        monkeypatch.setattr(Limiter, name, lambda self, *a, _real=real, _name=name: (
+            evaluated.append(_name) or _real(self, *a)))
+    access = login(user)["access_token"]
+    assert {"_Limiter__evaluate_limits", "_Limiter__check_conditional_deductions"} <= set(evaluated)
+    evaluated.clear()
+    assert client.get("/api/v2/auth/verify",
+                      headers={"Authorization": f"Bearer {access}"}).status_code == 200
+    assert client.get("/.well-known/openid-configuration").status_code == 200
+    assert evaluated == []
+
+
 class TestRedisRestartedEmpty:
     """Redis counts a window's limit, fails (the database counts it again), and comes back
     empty: the documentation promises at most twice the limit in the window, not three times."""

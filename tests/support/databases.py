@@ -84,8 +84,8 @@ class ReusedDatabase:
     """A PostgreSQL database with the models' tables that a worker's tests use one after the
     other. After each test, `renew()` ends every connection to it and renames it, so an address
     the test kept (a thread it left running, an engine it did not dispose of) reaches nothing, as
-    if the database had been dropped; then deletes every row and restarts the sequences.
-    `check_empty()` makes sure of it before the next test."""
+    if the database had been dropped; then deletes every row, restarts the sequences and makes
+    sure no table holds a row before the next test."""
 
     RENAME_ATTEMPTS = 50  # an ended connection takes a moment to go
     VACUUM_EVERY = 100  # autovacuum is off (tests/infra/postgres.py): deleted rows pile up
@@ -100,22 +100,21 @@ class ReusedDatabase:
     def renew(self) -> None:
         self._rename(f"t_reused_{uuid.uuid4().hex[:12]}")
         with self.server.connect(self.name, autocommit=True) as conn:
-            with conn.transaction():
-                conn.execute("SET LOCAL session_replication_role = replica")  # no FK order
-                for table in self._tables(conn):
-                    conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(table)))
+            tables = self._tables(conn)
+            with conn.transaction():  # one round trip: the statements as one script
+                conn.execute(sql.SQL(" ").join([
+                    sql.SQL("SET LOCAL session_replication_role = replica;"),  # no FK order
+                    *(sql.SQL("DELETE FROM {};").format(sql.Identifier(table))
+                      for table in tables)]))
             conn.execute("SELECT setval(format('%I.%I', schemaname, sequencename)::regclass,"
                          " start_value, false) FROM pg_sequences")
             self.renewals += 1
             if self.renewals % self.VACUUM_EVERY == 0:
                 conn.execute("VACUUM")
-
-    def check_empty(self) -> None:
-        with self.server.connect(self.name) as conn:
             filled = [str(row[0]) for row in conn.execute(sql.SQL(" UNION ALL ").join(
                 sql.SQL("SELECT {} WHERE EXISTS (SELECT FROM {})").format(
                     sql.Literal(table), sql.Identifier(table))
-                for table in self._tables(conn)))]
+                for table in tables))]
         assert not filled, f"the reused database was not emptied: {filled}"
 
     def _rename(self, new: str) -> None:

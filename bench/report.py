@@ -75,6 +75,14 @@ class Report:
             self.missed.append(what)
         return mark(ok)
 
+    def check_against_floor(self, name: str, ratio: float, ratio_target: float, p99_ms: float,
+                            p99_target_ms: float) -> str:
+        """The verdict cell of a scenario held to a share of its floor's rate and to a p99."""
+        return (self.check(ratio >= ratio_target, f"{name}: {ratio:.2f} of the floor's req/s "
+                                                  f"(target {ratio_target:.2f})") + " ratio, "
+                + self.check(p99_ms <= p99_target_ms, f"{name}: p99 {p99_ms:.1f} ms (target "
+                                                      f"{p99_target_ms:.0f} ms)") + " p99")
+
     def seen(self, *results: Result) -> None:
         for r in results:
             if not r.clean:
@@ -190,12 +198,8 @@ def embedded_sections(rep: Report, results: dict[str, Result], notes: dict[str, 
         r = results[key]
         ratio = r.requests_per_s / floor.requests_per_s
         by_cpu = floor.cpu_ms / r.cpu_ms if r.cpu_ms else 0.0
-        verdict = (rep.check(ratio >= VERIFY_RATIO_TARGET,
-                             f"{r.name}: {ratio:.2f} of the floor's req/s (target "
-                             f"{VERIFY_RATIO_TARGET:.2f})") + " ratio, "
-                   + rep.check(r.p99_ms <= VERIFY_P99_TARGET_MS,
-                               f"{r.name}: p99 {r.p99_ms:.1f} ms (target "
-                               f"{VERIFY_P99_TARGET_MS:.0f} ms)") + " p99")
+        verdict = rep.check_against_floor(r.name, ratio, VERIFY_RATIO_TARGET, r.p99_ms,
+                                          VERIFY_P99_TARGET_MS)
         rep.add(fmt_row([r.name, *result_cells(r), f"{ratio:.3f}", f"{by_cpu:.3f}", verdict]))
     rep.add("",
             "\"By CPU\" is the floor's CPU time per request over the endpoint's: the ratio the "

@@ -80,12 +80,9 @@ def production_section(rep: Report, results: dict[str, Result], notes: dict[str,
                   if x.get("deployment_cpu_ms") else 0.0)
         verdict = ""
         if key not in ("prod_floor", "prod_const"):
-            verdict = (rep.check(ratio >= PROD_VERIFY_RATIO_TARGET,
-                                 f"production {r.name}: {ratio:.2f} of the floor's req/s "
-                                 f"(target {PROD_VERIFY_RATIO_TARGET:.2f})") + " ratio, "
-                       + rep.check(r.p99_ms <= PROD_VERIFY_P99_TARGET_MS,
-                                   f"production {r.name}: p99 {r.p99_ms:.1f} ms (target "
-                                   f"{PROD_VERIFY_P99_TARGET_MS:.0f} ms)") + " p99")
+            verdict = rep.check_against_floor(f"production {r.name}", ratio,
+                                              PROD_VERIFY_RATIO_TARGET, r.p99_ms,
+                                              PROD_VERIFY_P99_TARGET_MS)
         runs = " (" + " / ".join(rate(v) for v in r.runs) + ")" if len(r.runs) > 1 else ""
         rep.add(fmt_row([
             r.name, rate(r.requests_per_s) + runs, f"{r.p50_ms:.2f}", f"{r.p99_ms:.2f}",

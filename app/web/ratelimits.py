@@ -104,15 +104,13 @@ def _setting(name: str) -> Callable[[], str]:
 
 
 # Every view that has a limit gets it through _limits; no limit applies to the whole app. The
-# limiter's own check of a request to any other view finds nothing to count, yet took about a
-# third of a verify's CPU time (bench/verify_costs.py): those requests skip it, first through
-# this filter, then (the filter is asked only halfway through) past the limiter's hooks
-# altogether (only_on_limited_views).
+# limiter's own work on a request to any other view finds nothing to count, yet took about a
+# third of a verify's CPU time (bench/verify_costs.py): those requests skip its hooks
+# (only_on_limited_views). A request filter would not do: the limiter asks it halfway through.
 _LIMITED_VIEWS: set[str] = set()
 _unlimited_endpoints: dict[str, bool] = {}
 
 
-@limiter.request_filter
 def _no_limit_on_this_view() -> bool:
     endpoint = request.endpoint or ""
     unlimited = _unlimited_endpoints.get(endpoint)

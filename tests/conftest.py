@@ -19,6 +19,7 @@ from app.extensions import db
 from tests.support import databases
 from tests.support.accounts import PASSWORD, Account
 from tests.support.apps import FakeClock, Mailbox, build_app, dispose_app
+from tests.support.contract import FUZZ_SUMMARY
 
 if TYPE_CHECKING:  # imported by pytest as a plugin (below), not here: its asserts are rewritten
     from tests.infra.postgres import PostgresServer
@@ -49,12 +50,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """How long the tests took on each database (`make test` runs both in one session)."""
-    lines = databases.summary(terminalreporter.stats)
-    if lines:
-        terminalreporter.section("time by database (summed over the workers)")
-        for line in lines:
-            terminalreporter.write_line(line)
+    """How many cases the contract fuzzers ran, and how long the tests took on each database
+    (`make test` runs both in one session): from the reports, which reach the main process."""
+    fuzzed = [str(value) for reports in terminalreporter.stats.values() for report in reports
+              if getattr(report, "when", None) == "call"
+              for name, value in getattr(report, "user_properties", ()) if name == FUZZ_SUMMARY]
+    for title, lines in (("contract fuzzing", fuzzed),
+                         ("time by database (summed over the workers)",
+                          databases.summary(terminalreporter.stats))):
+        if lines:
+            terminalreporter.section(title)
+            for line in lines:
+                terminalreporter.write_line(line)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

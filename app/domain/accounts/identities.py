@@ -17,7 +17,9 @@ from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
     AccountEmailNotVerified,
+    AccountExists,
     AccountNeedsProof,
+    EmailTaken,
     IdentityInUse,
     InvalidCredentials,
     LastSignInMethod,
@@ -59,7 +61,10 @@ def _account_for(profile: Profile, client: ClientInfo) -> User:
         raise ProviderEmailNotVerified()
     user = accounts.find_by_email(profile.email)
     if user is None:
-        user = accounts.create_user(profile.email, None, profile.name)
+        try:
+            user = accounts.create_user(profile.email, None, profile.name)
+        except EmailTaken:  # held for an undo link (lifecycle/address_change.py), or a race
+            raise AccountExists() from None
         accounts.prove_address(user)
         audit.record("signed_up", client, user_id=user.id)
         _link(user, profile, client)

@@ -197,3 +197,29 @@ def test_the_account_itself_may_move_back_to_its_held_address(app, client, user,
                          json={"email": MOVER, "password": user.password}).get_json()
     _move(client, mailbox, tokens, user.password, OWNER)
     assert _email(app, user.id) == OWNER
+
+
+def test_an_undo_removes_the_ways_in_added_since_the_change(app, client, user, login, mailbox,
+                                                            clock):
+    from app.domain.clock import now
+    from app.models import Identity, TotpFactor
+
+    with app.app_context():  # the owner's own provider, from before
+        db.session.add(Identity(user_id=user.id, provider="google", subject="owner",
+                                email=OWNER, created_at=now()))
+        db.session.commit()
+    clock.advance(60)
+    tokens = login(user)
+    _move(client, mailbox, tokens, user.password, MOVER)
+    undo = _token(mailbox, OWNER, "/email-change/undo")
+    clock.advance(60)
+    with app.app_context():  # the mover's GitHub and authenticator app, after the move
+        db.session.add(Identity(user_id=user.id, provider="github", subject="mover",
+                                email=MOVER, created_at=now()))
+        db.session.add(TotpFactor(user_id=user.id, secret="JBSWY3DPEHPK3PXP", created_at=now(),
+                                  confirmed_at=now()))
+        db.session.commit()
+    assert _open(app.test_client(), "/email-change/undo", undo).status_code == 200
+    with app.app_context():
+        assert [i.subject for i in db.session.query(Identity)] == ["owner"]
+        assert db.session.query(TotpFactor).count() == 0

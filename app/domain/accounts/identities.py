@@ -4,6 +4,7 @@ Why: docs/architecture/design-notes.md, "Provider identities and linking"."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TypeVar
 
 from sqlalchemy import delete, select
@@ -217,11 +218,14 @@ def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
 
 
 @writes
-def unlink_all(user_id: str, client: ClientInfo) -> list[str]:
-    """Unlink every provider of an account (a reset, a takeover), in the caller's unit of work,
-    which tells the owner. The providers that were linked, by name."""
-    unlinked = providers_of(user_id)
-    db.session.execute(delete(Identity).where(Identity.user_id == user_id))
+def unlink_all(user_id: str, client: ClientInfo, since: datetime | None = None) -> list[str]:
+    """Unlink every provider of an account (a reset, a takeover), or those linked at or after
+    `since` (an undone address change), in the caller's unit of work, which tells the owner.
+    The providers that were unlinked, by name."""
+    which = [Identity.user_id == user_id,
+             *([Identity.created_at >= since] if since is not None else [])]
+    unlinked = sorted(db.session.scalars(select(Identity.provider).where(*which)).all())
+    db.session.execute(delete(Identity).where(*which))
     for provider in unlinked:
         audit.record(f"provider_unlinked_{provider}", client, user_id=user_id)
     return unlinked

@@ -19,10 +19,11 @@ from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
-from app.domain.accounts import accounts, emails, mailed_links
+from app.domain.accounts import accounts, emails, identities, mailed_links
 from app.domain.audit import ClientInfo
 from app.domain.errors import EmailTaken, InvalidBody, InvalidConfirmationToken
 from app.domain.events import EventType
+from app.domain.factors import second_factors
 from app.domain.limits import throttle
 from app.domain.mail.outbox import Job, schedule
 from app.domain.sessions import sessions
@@ -118,6 +119,10 @@ def undo_change(raw: str, client: ClientInfo) -> User:
     db.session.execute(delete(OneTimeToken).where(
         OneTimeToken.user_id == user.id, OneTimeToken.purpose == UNDO,
         OneTimeToken.created_at > row.created_at))
+    # The ways in added since the change (a provider, a passkey, an authenticator app, new
+    # recovery codes) were the mover's: a way back in for them, or a lock on the owner.
+    identities.unlink_all(user.id, client, since=row.created_at)
+    second_factors.remove_added_since(user, row.created_at)
     sessions.revoke_all(user.id, "email_change_undone")
     return user
 

@@ -95,11 +95,18 @@ def test_the_movers_undo_first_does_not_stop_the_owners(app, user, moved_twice):
     assert _email(app, user.id) == OWNER
 
 
-def test_every_undo_link_lives_its_seven_days_and_no_longer(app, user, moved_twice, clock):
+def test_every_undo_link_lives_its_seven_days(app, user, moved_twice, clock):
     to_owner, _, _ = moved_twice
     clock.advance(timedelta(days=7).total_seconds() - 120)
     assert _open(app.test_client(), "/email-change/undo", to_owner).status_code == 200
     assert _email(app, user.id) == OWNER
+
+
+def test_and_no_longer(app, user, moved_twice, clock):
+    to_owner, _, _ = moved_twice
+    clock.advance(timedelta(days=7).total_seconds() + 1)
+    assert _open(app.test_client(), "/email-change/undo", to_owner).status_code == 400
+    assert _email(app, user.id) == MOVER_AGAIN
 
 
 def test_an_undo_ends_the_movers_pending_links(app, client, user, moved_twice, mailbox):

@@ -119,8 +119,9 @@ DESCRIPTIONS: dict[str, str] = {
     "MFA_PENDING_TTL": "Seconds a pending sign-in waits for its second factor.",
     "STEP_UP_SECONDS": "How recent a sign-in (or a fresh code) must be, in seconds, to change "
                        "a factor, link a provider or act in the support console.",
-    "LIMIT_SIGNUP": "Sign-ups per address.",
-    "LIMIT_FORGOT": "Reset and confirmation mails per email (per account on the account page).",
+    "LIMIT_SIGNUP": "Sign-ups per address that made an account or found the address taken.",
+    "LIMIT_FORGOT": "Reset and confirmation mails per email (per account on the account page); "
+                    "address-change mails per recipient.",
     "LIMIT_FORGOT_IP": "Reset and confirmation mail requests per address.",
     "LIMIT_RESET": "Password resets per address.",
     "LIMIT_EXCHANGE": "Handoff code exchanges per address.",

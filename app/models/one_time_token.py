@@ -22,7 +22,10 @@ class OneTimeToken(Model):
     CHANGE_EMAIL = "change_email"  # sent to the new address: opening it makes the change
     UNDO_EMAIL_CHANGE = "undo_email_change"  # sent to the old address
     UNDO_DELETION = "undo_deletion"
-    __table_args__ = (Index("ix_one_time_tokens_user_purpose", "user_id", "purpose"),)
+    # (purpose, email): the undo links that hold an address (accounts.address_taken), asked
+    # at every sign-up.
+    __table_args__ = (Index("ix_one_time_tokens_user_purpose", "user_id", "purpose"),
+                      Index("ix_one_time_tokens_purpose_email", "purpose", "email"))
 
     token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))

@@ -31,11 +31,11 @@ def _signed_in() -> browser.BrowserUser:
     return signed_in
 
 
-def _proved(form: EmailChangeForm | LeaveForm) -> User:
+def _proved(form: EmailChangeForm | LeaveForm, *, recent_suffices: bool) -> User:
     signed_in = _signed_in()
     return proof.proved_owner(signed_in.auth_session.id, signed_in.user.id, client_info(),
                               password=form.password.data or None,
-                              code=form.code.data or None, recent_suffices=True)
+                              code=form.code.data or None, recent_suffices=recent_suffices)
 
 
 @bp.post("/account/email")
@@ -46,7 +46,10 @@ def change_email() -> Response:
     try:
         if not form.validate_on_submit():
             raise AuthError(N_("Enter the new address (and your password)."))
-        address_change.request_change(_proved(form), form.new_email.data or "", client_info())
+        # The password (or a second factor's code), never only a recent sign-in: a stolen
+        # session must not move the account where its owner's undo link is all that is left.
+        address_change.request_change(_proved(form, recent_suffices=False),
+                                      form.new_email.data or "", client_info())
     except AuthError as error:
         flash(_words(error))
     else:
@@ -63,7 +66,7 @@ def leave() -> Response | str:
         if not form.validate_on_submit() or (form.confirm_word.data or "").strip().lower() \
                 not in (LEAVE_WORD, _(LEAVE_WORD).lower()):  # the word in English or as shown
             raise AuthError(N_("Type “%(word)s” to confirm.", word=_(LEAVE_WORD)))
-        user = _proved(form)
+        user = _proved(form, recent_suffices=True)
         leaving.schedule_deletion(user, client_info())
     except AuthError as error:
         flash(_words(error))

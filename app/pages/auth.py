@@ -19,6 +19,7 @@ from app.domain.errors import (
     EmailNotConfirmed,
     EmailTaken,
     InvalidBody,
+    InvalidConfirmationToken,
     InvalidCredentials,
     InvalidResetToken,
     RateLimited,
@@ -29,6 +30,7 @@ from app.pages.blueprint import bp, duration, refusal, too_many
 from app.pages.forms import (
     ForgotPasswordForm,
     LoginForm,
+    MailedLinkForm,
     PasskeyAnswerForm,
     ResetPasswordForm,
     SignupForm,
@@ -253,10 +255,24 @@ def reset_submit() -> Page:
 
 
 @bp.get("/confirm-email")
+def confirm_email_form() -> Page:
+    """The mailed link's page: a button, and nothing confirmed (a mail scanner that follows
+    the link confirms no address for whoever signed up with it)."""
+    form = MailedLinkForm(token=request.args.get("token", ""))
+    if not recovery.confirmation_is_live(form.token.data or ""):
+        error = InvalidConfirmationToken()
+        return _page("pages/confirm_email.html", None, error.status, error=error)
+    return _page("pages/confirm_email.html", None, form=form)
+
+
+@bp.post("/confirm-email")
 def confirm_email() -> Page:
+    form = MailedLinkForm()
     try:
+        if not form.validate_on_submit():
+            raise InvalidConfirmationToken()
         signed_in = browser.current()
-        user = recovery.confirm_email(request.args.get("token", ""), client_info(),
+        user = recovery.confirm_email(form.token.data or "", client_info(),
                                       signed_in.user.id if signed_in else None)
     except AuthError as error:
         return _page("pages/confirm_email.html", None, error.status, error=error)

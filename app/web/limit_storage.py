@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from flask import current_app
+from limits import parse
 from limits.storage import RedisStorage, Storage
 from redis import RedisError
 from sqlalchemy import Integer, String, bindparam, case, delete, select
@@ -95,6 +96,11 @@ class DatabaseStorage(Storage):
             connection.execute(delete(RateLimitCounter).where(
                 RateLimitCounter.key == _hashed(key)))
 
+# Redis's count and since when it has counted, in one round trip (false: no such key).
+GET_SINCE = """
+return {redis.call("get", KEYS[1]), redis.call("get", KEYS[2])}
+"""
+
 
 class RedisOrDatabaseStorage(Storage):
     STORAGE_SCHEME = ["svc-redis+db", "svc-rediss+db"]
@@ -105,6 +111,7 @@ class RedisOrDatabaseStorage(Storage):
                                   f"://{rest}", wrap_exceptions=wrap_exceptions, **options)
         self.database = DatabaseStorage()
         self._incr_since = self.redis.get_connection().register_script(INCR_SINCE.encode())
+        self._get_since = self.redis.get_connection().register_script(GET_SINCE.encode())
         self._resting_until = 0.0
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
 
@@ -139,11 +146,18 @@ class RedisOrDatabaseStorage(Storage):
         return self.database.incr(key, expiry, amount)
 
     def get(self, key: str) -> int:
+        """What `incr` would return before counting (a limit that counts only some requests
+        checks with this first: app/web/ratelimits.py, the sign-up's)."""
         if self._redis_answers():
             try:
-                return self.redis.get(key)
+                current, since = self._get_since(
+                    [self.redis.prefixed_key(key), self.redis.prefixed_key(COUNTING_SINCE)])
             except RedisError as error:
                 self._failed(error)
+            else:
+                if since is None or time.time() - float(since) < _window(key) + REDIS_REST_SECONDS:
+                    return int(current or 0) + self.database.get(key)
+                return int(current or 0)
         return self.database.get(key)
 
     def get_expiry(self, key: str) -> float:
@@ -171,6 +185,13 @@ class RedisOrDatabaseStorage(Storage):
     def clear(self, key: str) -> None:
         self.redis.clear(key)
         self.database.clear(key)
+
+
+@lru_cache(maxsize=64)
+def _window(key: str) -> int:
+    """The seconds of the window a limit's key counts (limits ends it with ".../n/granularity")."""
+    multiples, granularity = key.rsplit("/", 2)[-2:]
+    return int(parse(f"1 per {multiples} {granularity}").get_expiry())
 
 
 def _hashed(key: str) -> str:

@@ -168,7 +168,17 @@ login = _limits(
     ("login-ip-email", "LIMIT_LOGIN", _ip_and_email, {}),
     ("login-ip", "LIMIT_LOGIN_IP", limit_key_ip, {}),
 )
-signup = _limits(("signup-ip", "LIMIT_SIGNUP", limit_key_ip, {}))
+
+
+def _cost_us(response: Response) -> bool:
+    """A sign-up counts when it cost us something (an account made, a mail sent) or told
+    whether an address has an account (409: the oracle this limit keeps slow); a form refused
+    for an error its sender can correct does not (an office behind one address would wait an
+    hour for a few typos)."""
+    return response.status_code < 400 or response.status_code == 409
+
+
+signup = _limits(("signup-ip", "LIMIT_SIGNUP", limit_key_ip, {"deduct_when": _cost_us}))
 refresh = _limits(("refresh-ip", "LIMIT_REFRESH", limit_key_ip, {}))
 exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", limit_key_ip, {}))
 # The OpenID Connect endpoints of clients (token, revocation, introspection), per address.

@@ -297,6 +297,10 @@ class TestRedisRestartedEmpty:
         assert self.signups(client, 3) == [201, 201, 429]  # in the database
         redis.start()  # empty
         assert self.signups(client, 3) == [429, 429, 429]
+        elsewhere = client.post("/api/v2/auth/signup", json={
+            "email": "elsewhere@example.com", "password": "a long enough passphrase"},
+            environ_base={"REMOTE_ADDR": "10.3.3.3"})
+        assert elsewhere.status_code == 201  # (a refused sign-up counts for nothing)
         with redis.client() as counting:
             assert counting.keys("LIMITS:*signup*")  # counted in Redis again
 

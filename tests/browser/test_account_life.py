@@ -116,6 +116,7 @@ def account_link_sent(page: Page, site: Site, _: pytest.FixtureRequest) -> tuple
     create_account(site, email, full_name="Ada Lovelace")
     _sign_in(page, site, email)
     page.get_by_label("New email address").fill(new_email("a11y-life-sent-new"))
+    page.locator("#email-password").fill(PASSWORD)
     return site.base_url, _submit(page, "Send a link to the new address")
 
 

@@ -363,6 +363,7 @@ def test_confirm_the_email_from_the_mail(page: Page, site: Site):
     expect(profile).to_contain_text("not confirmed")
 
     page.goto(link_in(read_mail(site, email, "Confirm your email address"), "/confirm-email"))
+    page.get_by_role("button", name="Confirm my address").click()
     expect(page.get_by_role("heading", name="Email confirmed")).to_be_visible()
     page.goto(site.url("/account"))
     expect(profile.locator(".badge")).to_have_text("confirmed")
@@ -549,6 +550,7 @@ def test_link_and_unlink_google_on_the_account_page(page: Page, site: Site):
     expect(providers).to_contain_text("Confirm your email address to link it.")
     expect(providers.get_by_role("button", name="Link")).to_have_count(0)
     page.goto(link_in(read_mail(site, email, "Confirm your email address"), "/confirm-email"))
+    page.get_by_role("button", name="Confirm my address").click()
     page.goto(site.url("/account"))
     providers.get_by_role("button", name="Link").click()
 

@@ -1,5 +1,6 @@
 """The account page's life changes (issue 24): a new address, leaving with a typed word, the data
-download; a recent sign-in stands in for the password, an old one needs it."""
+download; a recent sign-in stands in for the password before leaving, never before an address
+change."""
 
 from __future__ import annotations
 
@@ -16,10 +17,16 @@ def _signed_in(app, user):
     return browser
 
 
-def test_a_recent_sign_in_changes_the_address_without_the_password(app, user, mailbox):
+def test_a_recent_sign_in_alone_does_not_change_the_address(app, user, mailbox):
+    """Issue 33, finding 1 (c): a session signed in a minute ago (a stolen one) must not move
+    the account; the password must be given, as the API asks."""
     browser = _signed_in(app, user)
-    answer = submit(browser, "/account/email", {"new_email": "ada@new.example"},
-                    token_from="/account")
+    assert 'id="email-password"' in browser.get("/account").text
+    refused = submit(browser, "/account/email", {"new_email": "ada@new.example"},
+                     token_from="/account")
+    assert refused.status_code == 302 and mailbox.to("ada@new.example") == []
+    answer = submit(browser, "/account/email", {"new_email": "ada@new.example",
+                                                "password": user.password}, token_from="/account")
     assert answer.status_code == 302
     assert mailbox.to("ada@new.example")
 

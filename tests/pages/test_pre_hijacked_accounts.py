@@ -14,7 +14,7 @@ from app.domain.factors import passkeys
 from app.extensions import db
 from app.models import User
 from tests.support.accounts import OWNED, PROVED_LONG_AGO
-from tests.support.pages import submit
+from tests.support.pages import open_mailed_link, submit
 from tests.support.passkeys import add_passkey, ceremony_options
 from tests.support.second_factors import enrol
 from tests.support.soft_authenticator import SoftAuthenticator
@@ -31,7 +31,7 @@ def settings(settings):
 
 def open_link(client, mailbox, address):
     link = mailbox.last_link(address, "/confirm-email")
-    return client.get(link[link.index("/confirm-email"):])
+    return open_mailed_link(client, link)
 
 
 def passkey_options(client):

@@ -20,7 +20,7 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from tests.infra import LOOPBACK
-from tests.support.api import get, mailed_links, new_email, post, signup
+from tests.support.api import mailed_links, new_email, open_mailed_link, post, signup
 from tests.support.deployment import (
     NEW_PASSWORD,
     InstanceFactory,
@@ -192,5 +192,5 @@ def test_mail_the_server_took_from_killed_workers_goes_again_as_the_same_message
     assert taken and all(copy in again for copy in taken)  # each taken mail, the same again
     for address, [link] in mailed.items():
         path = link[link.index("/confirm-email"):]
-        assert get(second, path).status_code == 200, address
-        assert get(second, path).status_code == 400, address  # once
+        assert open_mailed_link(second, path).status_code == 200, address
+        assert open_mailed_link(second, path).status_code == 400, address  # once

@@ -3,6 +3,7 @@
 import pytest
 
 from tests.support.accounts import PASSWORD
+from tests.support.pages import open_mailed_link
 
 
 def signup(client, email="new@example.com"):
@@ -11,7 +12,7 @@ def signup(client, email="new@example.com"):
 
 
 def confirm(client, link):
-    return client.get(link.removeprefix("http://127.0.0.1:5000"))
+    return open_mailed_link(client, link)
 
 
 def test_signup_mails_a_confirmation_link_that_works_once(client, mailbox):

@@ -27,6 +27,7 @@ from app.extensions import db
 from app.infra.outbox_worker import _Worker
 from app.models import MailJob
 from tests.support.accounts import PASSWORD
+from tests.support.pages import open_mailed_link
 
 
 class Collector:
@@ -169,7 +170,7 @@ def signup(client, user):
 
 
 def confirm(client, token):
-    return client.get(f"/confirm-email?token={token}")
+    return open_mailed_link(client, f"/confirm-email?token={token}")
 
 
 MAILS = {  # what promises the mail, the path of its link, and what follows the link

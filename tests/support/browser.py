@@ -262,6 +262,7 @@ def signed_in_and_confirmed(page: Page, site: Site, label: str) -> str:
     shown to be its holder's (a second factor needs both). On its account page."""
     address = signed_in(page, site, label)
     page.goto(link_in(read_mail(site, address, "Confirm your email address"), "/confirm-email"))
+    page.get_by_role("button", name="Confirm my address").click()
     expect(page.get_by_role("heading", name="Email confirmed")).to_be_visible()
     page.goto(site.url("/account"))
     return address

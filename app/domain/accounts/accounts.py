@@ -12,7 +12,7 @@ from sqlalchemy import delete, select, update
 from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
-from app.domain.accounts import plans
+from app.domain.accounts import mailed_links, plans
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -35,6 +35,17 @@ def find_by_email(untrusted_email: str) -> User | None:
     return db.session.scalars(
         select(User).where(User.email_key == addresses.key(untrusted_email))
     ).one_or_none()
+
+
+def address_taken(address: str, by_other_than: User | None = None) -> bool:
+    """Whether the canonical `address` is another account's: it has it, or a live undo link of
+    an address change will give it back to it (held for its seven days, whatever door asks:
+    sign-up, a provider's, an operator's, the CLI, another change)."""
+    found = find_by_email(address)
+    if found is not None and found is not by_other_than:
+        return True
+    holder = mailed_links.holder_of(address)
+    return holder is not None and (by_other_than is None or holder != by_other_than.id)
 
 
 def prove_address(user: User, *, by_password_holder: bool = False) -> None:
@@ -72,14 +83,14 @@ def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | Non
     if password is None:
         return email, None
     check_password_policy(password, email)
-    if find_by_email(email) is not None:  # answer at once, without hashing for nothing
+    if address_taken(email):  # answer at once, without hashing for nothing
         raise EmailTaken()
     return email, tools().hasher.hash(password)
 
 
 @writes
 def _insert_user(email: str, password_hash: str | None, full_name: str, plan: str) -> User:
-    if find_by_email(email) is not None:
+    if address_taken(email):
         raise EmailTaken()
     at = now()
     user = User(email=email, email_key=email, full_name=full_name.strip(), plan=plan,

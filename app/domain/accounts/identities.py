@@ -4,6 +4,7 @@ Why: docs/architecture/design-notes.md, "Provider identities and linking"."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TypeVar
 
 from sqlalchemy import delete, select
@@ -17,7 +18,9 @@ from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import (
     AccountEmailNotVerified,
+    AccountExists,
     AccountNeedsProof,
+    EmailTaken,
     IdentityInUse,
     InvalidCredentials,
     LastSignInMethod,
@@ -59,7 +62,10 @@ def _account_for(profile: Profile, client: ClientInfo) -> User:
         raise ProviderEmailNotVerified()
     user = accounts.find_by_email(profile.email)
     if user is None:
-        user = accounts.create_user(profile.email, None, profile.name)
+        try:
+            user = accounts.create_user(profile.email, None, profile.name)
+        except EmailTaken:  # held for an undo link (lifecycle/address_change.py), or a race
+            raise AccountExists() from None
         accounts.prove_address(user)
         audit.record("signed_up", client, user_id=user.id)
         _link(user, profile, client)
@@ -212,11 +218,14 @@ def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
 
 
 @writes
-def unlink_all(user_id: str, client: ClientInfo) -> list[str]:
-    """Unlink every provider of an account (a reset, a takeover), in the caller's unit of work,
-    which tells the owner. The providers that were linked, by name."""
-    unlinked = providers_of(user_id)
-    db.session.execute(delete(Identity).where(Identity.user_id == user_id))
+def unlink_all(user_id: str, client: ClientInfo, since: datetime | None = None) -> list[str]:
+    """Unlink every provider of an account (a reset, a takeover), or those linked at or after
+    `since` (an undone address change), in the caller's unit of work, which tells the owner.
+    The providers that were unlinked, by name."""
+    which = [Identity.user_id == user_id,
+             *([Identity.created_at >= since] if since is not None else [])]
+    unlinked = sorted(db.session.scalars(select(Identity.provider).where(*which)).all())
+    db.session.execute(delete(Identity).where(*which))
     for provider in unlinked:
         audit.record(f"provider_unlinked_{provider}", client, user_id=user_id)
     return unlinked

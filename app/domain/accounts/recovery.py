@@ -140,6 +140,13 @@ def confirmation_mail(job: Job) -> Message | None:
     return emails.confirm_email(user.email, raw)
 
 
+def confirmation_is_live(raw: str) -> bool:
+    """Whether a confirmation link would confirm its account's address now (nothing used)."""
+    row = mailed_links.live(raw, CONFIRM)
+    user = db.session.get(User, row.user_id) if row else None
+    return user is not None and row is not None and row.email == user.email
+
+
 @writes
 def confirm_email(raw: str, client: ClientInfo, signed_in_as: str | None = None) -> User:
     """Confirm the address with a mailed link. Opened in a browser signed in to the account

@@ -6,6 +6,7 @@ Why: docs/architecture/design-notes.md, "Second factors"."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy import delete, func, select
@@ -103,6 +104,15 @@ def remove_unproved(user: User) -> None:
     """Remove the factors of an account whose address nobody had proved, in the caller's unit
     of work (a reset: domain/accounts/recovery.py)."""
     _remove_all(user)
+
+
+def remove_added_since(user: User, since: datetime) -> None:
+    """Remove the factors, passkeys and recovery codes added at or after `since`, in the
+    caller's unit of work (an undone address change: whoever made it added them, to keep a way
+    in or to shut the owner out)."""
+    for model in (TotpFactor, Passkey, RecoveryCode):
+        db.session.execute(delete(model).where(model.user_id == user.id,
+                                               model.created_at >= since))
 
 
 def _remove_all(user: User) -> None:

@@ -1,7 +1,13 @@
 """Changing an account's address: a link to the new address makes the change (nothing changes
 before it is opened); the old address is then told, with a link that undoes it for seven days
 and ends every session. A taken address gets the same answer as a free one: its holder is told
-by mail instead, so the request tells nobody whether an account has it."""
+by mail instead, so the request tells nobody whether an account has it.
+
+The undo link is the owner's way back after a stolen password or session, so whoever made the
+change cannot defeat it: every undo link of the last seven days works and gives back its own
+address (a later change kills none), the address it gives back is held for it (no one else
+signs up with it or moves to it), and an undo kills the links of the changes made after it.
+Why: docs/decisions.md, "Address changes and their undo"."""
 
 from __future__ import annotations
 
@@ -13,10 +19,12 @@ from sqlalchemy.exc import IntegrityError
 
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
-from app.domain.accounts import accounts, emails, mailed_links
+from app.domain.accounts import accounts, emails, identities, mailed_links
 from app.domain.audit import ClientInfo
 from app.domain.errors import EmailTaken, InvalidBody, InvalidConfirmationToken
 from app.domain.events import EventType
+from app.domain.factors import second_factors
+from app.domain.limits import throttle
 from app.domain.mail.outbox import Job, schedule
 from app.domain.sessions import sessions
 from app.extensions import db
@@ -40,15 +48,19 @@ def request_change(user: User, untrusted_new_email: str, client: ClientInfo) -> 
 
 @writes
 def _schedule(user: User, new: str, client: ClientInfo) -> None:
-    taken = accounts.find_by_email(new) is not None
+    throttle.count_mail_to(new)  # the address is not the account's yet: its own limit
+    taken = accounts.address_taken(new, by_other_than=user)
     schedule(MailJob.EMAIL_CHANGE_REFUSED if taken else MailJob.EMAIL_CHANGE,
-             {"user_id": user.id, "to": new, "client": asdict(client)})
+             {"user_id": user.id, "to": new, "from": user.email, "client": asdict(client)})
     audit.record("email_change_requested", client, user_id=user.id)
 
 
 def change_link_mail(job: Job) -> Message | None:
+    """No link once the account has left the address the change was asked from (an undo since
+    gave an older one back: the request was the mover's)."""
     user = db.session.get(User, job.payload["user_id"])
-    if user is None or user.disabled_at is not None:
+    if user is None or user.disabled_at is not None \
+            or job.payload.get("from", user.email) != user.email:
         return None
     raw = mailed_links.link_token(job, user, CHANGE, CHANGE_TTL, to=job.payload["to"])
     return emails.email_change(job.payload["to"], raw, user.email)
@@ -59,11 +71,13 @@ def refused_mail(job: Job) -> Message:
 
 
 def changed_mail(job: Job) -> Message | None:
-    """To the old address: the change, and the link that undoes it."""
+    """To the old address: the change, and the link that undoes it (made with the change,
+    so the old address was held from the moment it was left)."""
     user = db.session.get(User, job.payload["user_id"])
     if user is None:
         return None
-    raw = mailed_links.link_token(job, user, UNDO, UNDO_TTL, to=job.payload["old"])
+    raw = mailed_links.link_token(job, user, UNDO, UNDO_TTL, to=job.payload["old"],
+                                  replaces=False)
     return emails.email_changed(job.payload["old"], job.payload["new"], raw)
 
 
@@ -86,28 +100,38 @@ def confirm_change(raw: str, client: ClientInfo) -> User:
         raise InvalidConfirmationToken()
     old = user.email
     _move(user, row.email, "email_changed", client)
+    undo = mailed_links.issue(user, UNDO, UNDO_TTL, old, client, replaces=False)
     schedule(MailJob.EMAIL_CHANGED, {"user_id": user.id, "old": old, "new": user.email,
-                                     "client": asdict(client)})
+                                     "client": asdict(client)}, token=undo)
     return user
 
 
 @writes
 def undo_change(raw: str, client: ClientInfo) -> User:
-    """Open the old address's link: the address comes back and every session ends (whoever
-    made the change is signed out)."""
+    """Open the old address's link: the address comes back, every session ends (whoever made
+    the change is signed out) and the undo links of the changes made after this one die (they
+    give back addresses the mover chose); older ones live on."""
     row = mailed_links.live(raw, UNDO)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or not mailed_links.claim(row):
         raise InvalidConfirmationToken()
     _move(user, row.email, "email_change_undone", client)
+    db.session.execute(delete(OneTimeToken).where(
+        OneTimeToken.user_id == user.id, OneTimeToken.purpose == UNDO,
+        OneTimeToken.created_at > row.created_at))
+    # The ways in added since the change (a provider, a passkey, an authenticator app, new
+    # recovery codes) were the mover's: a way back in for them, or a lock on the owner.
+    identities.unlink_all(user.id, client, since=row.created_at)
+    second_factors.remove_added_since(user, row.created_at)
     sessions.revoke_all(user.id, "email_change_undone")
     return user
 
 
 def _move(user: User, address: str, event: str, client: ClientInfo) -> None:
     """The account takes `address`, proved by a link to it; links sent to its other addresses
-    die (a reset link to the old one would otherwise still set the password)."""
-    if accounts.find_by_email(address) not in (None, user):
+    die (a reset link to the old one would otherwise still set the password), and so does the
+    mark that its password is the address holder's: that was shown for the other address."""
+    if accounts.address_taken(address, by_other_than=user):
         raise EmailTaken()
     try:
         with db.session.begin_nested():  # a concurrent change to the same address: one wins
@@ -115,6 +139,7 @@ def _move(user: User, address: str, event: str, client: ClientInfo) -> None:
     except IntegrityError:
         raise EmailTaken() from None
     accounts.prove_address(user)
+    user.password_proved_at = None
     db.session.execute(delete(OneTimeToken).where(
         OneTimeToken.user_id == user.id,
         OneTimeToken.purpose.in_((OneTimeToken.RESET_PASSWORD, OneTimeToken.CONFIRM_EMAIL,

@@ -1,6 +1,7 @@
 """The proof asked before an account's address changes or the account goes: its password, or
 for an account without one a code of its authenticator app or a recovery code. On the hosted
-pages a sign-in of the last few minutes stands in for either."""
+pages a sign-in of the last few minutes stands in for either before leaving (which its mailed
+link undoes), never before an address change (whose undo link is the owner's way back)."""
 
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from app.models.types import UTCDateTime
 
 LOGIN, PASSWORD_CHANGE, SECOND_FACTOR = "login", "password-change", "second-factor"
 NEW_DEVICE_MAIL = "new-device-mail"  # not a failure: mails sent, counted the same way
+MAIL_TO = "mail-to"  # mails to an address not yet the account's, per recipient
 ANYWHERE = "*"
 IPV6_PREFIX = 64  # one customer's network: a host picks any address in it
 
@@ -337,6 +338,21 @@ def count_new_device_mail(user_id: str, limit: int, window: timedelta) -> bool:
     return all(count.failures <= limit for count in counts.values())
 
 
+def count_mail_to(address: str) -> None:
+    """Count one more mail to `address`, an address that is not the account's own yet (an
+    address change's), in the caller's unit of work: past LIMIT_FORGOT (as many as
+    forgot-password mails one address) RateLimited, which rolls the count back with the unit,
+    so only mails sent count. Per recipient, whoever asks: no one's inbox is bombarded."""
+    if not _enabled():
+        return
+    limit, window = _rule("LIMIT_FORGOT")
+    at = now()
+    counts = _reserve(MAIL_TO, ((_key("email", address), ANYWHERE),), window, at)
+    for count in counts.values():
+        if count.failures > limit:
+            raise RateLimited(_seconds(count.window_start + window - at))
+
+
 def give_back(slot: Slot) -> None:
     """The attempt of `slot` was no failure, in the caller's write transaction."""
     _give_back(slot)
@@ -347,7 +363,8 @@ def purge_stale() -> int:
     """Delete counters whose window ended over a day ago, and rate-limit counters whose window
     has ended (cron, with sessions purge-expired)."""
     _, longest = max(_rule("LIMIT_LOGIN_FAILURES"), _rule("LIMIT_PASSWORD_CHANGE_FAILURES"),
-                     _rule("LIMIT_SECOND_FACTOR_FAILURES"), key=lambda rule: rule[1])
+                     _rule("LIMIT_SECOND_FACTOR_FAILURES"), _rule("LIMIT_FORGOT"),
+                     key=lambda rule: rule[1])
     deleted = changed(delete(FailureCounter).where(
         FailureCounter.window_start < now() - longest - timedelta(days=1)))
     deleted = (deleted or 0) + changed(delete(RateLimitCounter).where(

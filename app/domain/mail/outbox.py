@@ -23,13 +23,15 @@ from app.models.types import new_id
 _SEAL_PURPOSE = "mail job"  # what a kept token is sealed for (tokens.seal)
 
 
-def schedule(kind: str, payload: dict[str, Any]) -> None:
+def schedule(kind: str, payload: dict[str, Any], *, token: str | None = None) -> None:
     """Add a mail job to the caller's unit of work. The outbox is woken after
-    the commit, or, during a request, once its answer has been sent."""
-    at = system_clock()
-    insert_values(MailJob, id=new_id(), kind=kind, payload=payload, status=MailJob.PENDING,
-                  token_sealed=None, attempts=0, next_attempt_at=at, claimed_by=None,
-                  claimed_until=None, last_error=None, created_at=at, finished_at=None)
+    the commit, or, during a request, once its answer has been sent. `token`: the link's,
+    made with the change the mail reports (kept as `keep_token` keeps one)."""
+    at, job_id = system_clock(), new_id()
+    insert_values(MailJob, id=job_id, kind=kind, payload=payload, status=MailJob.PENDING,
+                  token_sealed=None if token is None else _seal(job_id, token), attempts=0,
+                  next_attempt_at=at, claimed_by=None, claimed_until=None, last_error=None,
+                  created_at=at, finished_at=None)
     wake_when_done()
 
 
@@ -37,9 +39,13 @@ def keep_token(job: Job, raw: str) -> None:
     """Keep the token of the link `job` mails, for its retries, in the caller's unit of work (the
     one that stores the token's hash). Sealed under the service's key and the job's id: the
     database alone never shows a link."""
-    sealed = tokens.seal(_sealing_holder(job), raw, purpose=_SEAL_PURPOSE)
-    db.session.execute(update(MailJob).where(MailJob.id == job.id).values(token_sealed=sealed)
+    db.session.execute(update(MailJob).where(MailJob.id == job.id)
+                       .values(token_sealed=_seal(job.id, raw))
                        .execution_options(synchronize_session=False))
+
+
+def _seal(job_id: str, raw: str) -> bytes:
+    return tokens.seal(_sealing_holder(job_id), raw, purpose=_SEAL_PURPOSE)
 
 
 def kept_token(job: Job) -> str | None:
@@ -49,10 +55,10 @@ def kept_token(job: Job) -> str | None:
     if sealed is None:
         return None
     try:
-        return tokens.unseal(_sealing_holder(job), sealed, purpose=_SEAL_PURPOSE)
+        return tokens.unseal(_sealing_holder(job.id), sealed, purpose=_SEAL_PURPOSE)
     except InvalidTag:
         return None
 
 
-def _sealing_holder(job: Job) -> str:
-    return f"{current_app.config['SECRET_KEY']}\0{job.id}"
+def _sealing_holder(job_id: str) -> str:
+    return f"{current_app.config['SECRET_KEY']}\0{job_id}"

@@ -71,7 +71,6 @@ def outsider_session(client, user, scope):
     query = authorize_query("outsider", OUTSIDER_URI, verifier, scope=scope)
     tokens = redeem(client, get_code(client, user, query), verifier, "outsider",
                     OUTSIDER_URI).get_json()
-    client.post("/logout")  # the browser session is not the point here
     return tokens
 
 
@@ -146,3 +145,23 @@ def test_a_client_hears_of_its_own_sessions_ending_never_of_another(app, client,
     everything = {sid for data in of_type(symbols, "sessions.ended")
                   for sid in data["session_ids"]}
     assert own_sid in everything and len(everything) > 1  # the family site hears them all
+
+
+def test_the_cli_and_the_hosted_pages_tell_an_openid_only_client_no_more(app, client, user,
+                                                                         receiver):
+    consent(app, user, "openid")
+    runner = app.test_cli_runner()
+    assert runner.invoke(args=["users", "set-plan", user.email, "pro"]).exit_code == 0
+    assert runner.invoke(args=["users", "disable", user.email]).exit_code == 0
+    assert runner.invoke(args=["users", "enable", user.email]).exit_code == 0
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    signed_out = submit(client, "/logout", {}, token_from="/account")  # the hosted sign-out
+    assert signed_out.status_code == 302
+    symbols, outsider = delivered(app, receiver)
+    # (user.created too, when the consent was there before its fan-out: the account's id only)
+    assert [event["type"] for event in outsider if event["type"] != "user.created"] == [
+        "user.disabled", "user.enabled"]
+    assert all(event["data"] == {"user_id": user.id} for event in outsider)
+    assert {"changed": ["plan"], "plan": "pro", "user_id": user.id} in of_type(symbols,
+                                                                             "user.updated")
+    assert of_type(symbols, "sessions.ended")  # the family site hears of it

@@ -23,12 +23,14 @@ OUTSIDER_URI = "https://outsider.example/cb"
 
 @pytest.fixture
 def settings(receiver):
-    return {"WEBHOOK_RETRY_DELAY": 0.05, "CLIENT_SITES": {
+    sites = {
         "symbols": {"redirect_uris": ["http://127.0.0.1:8001/auth/callback"],
                     "webhook_url": f"{receiver.url}/symbols", "webhook_secret": SECRET},
         "outsider": {"redirect_uris": [OUTSIDER_URI], "origins": [], "first_party": False,
                      "webhook_url": f"{receiver.url}/outsider",
-                     "webhook_secret": OUTSIDER_SECRET}}}
+                     "webhook_secret": OUTSIDER_SECRET}}
+    return {"WEBHOOK_RETRY_DELAY": 0.05, "PLANS": "free,pro,team", "DEFAULT_PLAN": "free",
+            "CLIENT_SITES": sites}
 
 
 def consent(app, user, scope):

@@ -31,9 +31,10 @@ def example(example_site):
 
 @pytest.fixture
 def settings(example):
-    return {"WEBHOOK_RETRY_DELAY": 0.05, "CLIENT_SITES": {"symbols": {
-        "redirect_uris": ["http://127.0.0.1:8001/auth/callback"],
-        "webhook_url": f"{example[1]}/webhooks/svc-auth", "webhook_secret": SECRET}}}
+    site = {"redirect_uris": ["http://127.0.0.1:8001/auth/callback"],
+            "webhook_url": f"{example[1]}/webhooks/svc-auth", "webhook_secret": SECRET}
+    return {"WEBHOOK_RETRY_DELAY": 0.05, "PLANS": "free,pro", "DEFAULT_PLAN": "free",
+            "CLIENT_SITES": {"symbols": site}}
 
 
 def test_undelivered_events_keep_what_a_site_needs_and_lose_the_person(

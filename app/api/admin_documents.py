@@ -60,7 +60,7 @@ class AdminEvent(Document):
 
 
 class AdminEventsPage(Document):
-    events: list[AdminEvent] = Field(description="Newest first.")
+    events: list[AdminEvent] = Field(description="Newest first by `at`, then by `id`.")
     next_cursor: str | None
 
 

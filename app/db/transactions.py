@@ -14,7 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 from flask import Flask
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, SessionTransaction
 
 from app.extensions import db
 
@@ -26,6 +26,7 @@ E = TypeVar("E", bound=BaseException)
 _writing: ContextVar[bool] = ContextVar("svc_auth_writing", default=False)
 _KEPT = "_svc_kept_writes"  # set on an error whose unit of work commits before it is raised
 _UNTIL_COMMIT = "svc_until_commit"  # session.info key: state that lives until the commit
+_BEFORE_COMMIT = "svc_before_commit"  # session.info key: state finished just before it
 
 
 def writes(function: Callable[P, R]) -> Callable[P, R]:
@@ -63,12 +64,34 @@ def kept(error: E) -> E:
 def until_commit(key: str, start: Callable[[], S], finish: Callable[[S], None]) -> S:
     """State that lives as long as the current transaction: made by `start()` at its first use,
     handed to `finish` once the transaction commits, dropped if it rolls back."""
-    held: dict[str, tuple[Any, Callable[[Any], None]]] = db.session.info.setdefault(
-        _UNTIL_COMMIT, {})
+    return _held(_UNTIL_COMMIT, key, start, finish)
+
+
+def before_commit(key: str, start: Callable[[], S], finish: Callable[[S], None]) -> S:
+    """Like until_commit, but handed to `finish` just before the transaction commits (what
+    `finish` writes is the transaction's last write). A savepoint's release or rollback leaves
+    it in place."""
+    return _held(_BEFORE_COMMIT, key, start, finish)
+
+
+def _held(kind: str, key: str, start: Callable[[], S], finish: Callable[[S], None]) -> S:
+    held: dict[str, tuple[Any, Callable[[Any], None]]] = db.session.info.setdefault(kind, {})
     if key not in held:
         held[key] = (start(), finish)
     state: S = held[key][0]
     return state
+
+
+def _finish_before_commit(session: Session) -> None:
+    if session.in_nested_transaction():  # a savepoint's release
+        return
+    for state, finish in session.info.pop(_BEFORE_COMMIT, {}).values():
+        finish(state)
+
+
+def _drop_at_the_end(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None:
+        session.info.pop(_BEFORE_COMMIT, None)
 
 
 def _finish_after_commit(session: Session) -> None:
@@ -115,5 +138,7 @@ def init_app(app: Flask) -> None:
     with app.app_context():
         for engine in db.engines.values():
             install(engine)
+    _listen_once(db.session, "before_commit", _finish_before_commit)
+    _listen_once(db.session, "after_transaction_end", _drop_at_the_end)
     _listen_once(db.session, "after_commit", _finish_after_commit)
     _listen_once(db.session, "after_rollback", _drop_after_rollback)

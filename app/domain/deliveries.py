@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,6 +19,7 @@ from sqlalchemy import select
 
 from app.db.rows import claim_once, insert_values
 from app.db.transactions import writes
+from app.domain import events
 from app.domain.clients import sites, webhooks
 from app.domain.clients.endpoints import UnsafeEndpoint, check_endpoint
 from app.domain.clock import system_clock
@@ -76,41 +76,53 @@ def _fan_out_one(event_id: str, at: datetime) -> bool:
                       dispatched_at=at):
         return False
     event = db.session.get(AccountEvent, event_id)
-    for kind, site, sid in (set(_targets(event)) if event is not None else ()):
+    for (kind, site, sid), data in (_targets(event).items() if event is not None else ()):
         insert_values(Delivery, id=new_id(), kind=kind, event_id=event_id, site=site, sid=sid,
-                      status=Delivery.PENDING, attempts=0, next_attempt_at=at, claimed_by=None,
-                      claimed_until=None, last_error=None, created_at=at, finished_at=None)
+                      data=data, status=Delivery.PENDING, attempts=0, next_attempt_at=at,
+                      claimed_by=None, claimed_until=None, last_error=None, created_at=at,
+                      finished_at=None)
     return True
 
 
-def _targets(event: AccountEvent) -> Iterator[tuple[str, str, str]]:
-    """(kind, site, sid) of each delivery of `event`. A family site hears of every account; a
-    third-party client only of those that consented to it."""
+def _targets(event: AccountEvent) -> dict[tuple[str, str, str], dict[str, Any] | None]:
+    """(kind, site, sid) of each delivery of `event`, with the data of a webhook as the site
+    may be told it. A family site hears of every account, all of it; a third-party client only
+    of those that consented to it, and only what that consent allows (events.as_told)."""
     every = sites.all_sites()
     current_app.extensions[_AUDIENCE] = any(
         site.webhook_url or site.backchannel_logout_uri for site in every.values())
-    consented = set(db.session.scalars(
-        select(ConsentGrant.client_id).where(ConsentGrant.user_id == event.user_id)))
-    for site in every.values():
-        if site.webhook_url and (site.first_party or site.name in consented):
-            yield Delivery.WEBHOOK, site.name, ""
+    consents = {client_id: scope for client_id, scope in db.session.execute(
+        select(ConsentGrant.client_id, ConsentGrant.scope)
+        .where(ConsentGrant.user_id == event.user_id))}
+    held: list[backchannel.ClientSession] = []
     if event.type == EventType.SESSIONS_ENDED:
         listed: Any = event.data.get("session_ids") or []
-        ended = [str(session_id) for session_id in listed]
-        for client_id, sid in backchannel.ended_client_sessions(ended):
-            client = every.get(client_id)
-            if client is not None and client.backchannel_logout_uri:
-                yield Delivery.BACKCHANNEL_LOGOUT, client_id, sid
+        held = backchannel.ended_client_sessions([str(session_id) for session_id in listed])
+    found: dict[tuple[str, str, str], dict[str, Any] | None] = {}
+    for site in every.values():
+        if not site.webhook_url or not (site.first_party or site.name in consents):
+            continue
+        own = {ended.session_id for ended in held if ended.client_id == site.name}
+        data = events.as_told(event.type, event.data,
+                              None if site.first_party else consents[site.name], own)
+        if data is not None:
+            found[(Delivery.WEBHOOK, site.name, "")] = data
+    for ended in held:
+        client = every.get(ended.client_id)
+        if client is not None and client.backchannel_logout_uri:
+            found[(Delivery.BACKCHANNEL_LOGOUT, ended.client_id, ended.sid)] = None
+    return found
 
 
 # A delivery ----------------------------------------------------------------------------------
 
-def body_of(event: AccountEvent) -> str:
+def body_of(event: AccountEvent, data: dict[str, Any]) -> str:
     """A webhook's body, the same on every attempt: Standard Webhooks' type, timestamp and
-    data, with the event's id and `occurred_at` (the timestamp again, by its name here)."""
+    data (as its site may be told it), with the event's id, `occurred_at` (the timestamp
+    again, by its name here) and its place in the account's `sequence`."""
     at = event.occurred_at.isoformat().replace("+00:00", "Z")
     return json.dumps({"type": event.type, "id": event.id, "timestamp": at, "occurred_at": at,
-                       "data": {"user_id": event.user_id, **event.data}},
+                       "sequence": event.sequence, "data": {"user_id": event.user_id, **data}},
                       separators=(",", ":"), sort_keys=True)
 
 
@@ -127,7 +139,11 @@ def perform(job: Job) -> bool:
         endpoint = webhooks.endpoint_of(site)
         if endpoint is None:
             return False
-        body = body_of(event)
+        data = delivery.data if delivery.data is not None else \
+            _targets(event).get((Delivery.WEBHOOK, site.name, ""))  # fanned out before 0040
+        if data is None:
+            return False
+        body = body_of(event, data)
         headers = webhooks.signed_headers(endpoint, event.id, body, system_clock())
         db.session.rollback()  # no transaction stays open while the site answers
         post(check_endpoint(endpoint.url), data=body.encode(), headers=headers, timeout=timeout)

@@ -1,6 +1,6 @@
 """Mapped classes only. Import them from here."""
 
-from app.models.account_event import AccountEvent
+from app.models.account_event import AccountEvent, AccountEventSequence
 from app.models.audit import AuditEvent
 from app.models.consent import ConsentGrant
 from app.models.delivery import Delivery
@@ -19,8 +19,8 @@ from app.models.session import AuthSession, RefreshToken
 from app.models.site import ClientSite
 from app.models.user import User
 
-__all__ = ["AccountEvent", "AuditEvent", "AuthSession", "ClientSite", "ConsentGrant",
-           "Delivery", "FailureCounter", "HandoffCode", "IdempotentAnswer", "Identity", "MailJob",
-           "OneTimeToken", "Passkey", "PasskeyChallenge", "PendingSignIn", "PushedRequest",
-           "RateLimitCounter", "RecoveryCode", "RefreshToken", "ServiceClient", "TotpFactor",
-           "User"]
+__all__ = ["AccountEvent", "AccountEventSequence", "AuditEvent", "AuthSession", "ClientSite",
+           "ConsentGrant", "Delivery", "FailureCounter", "HandoffCode", "IdempotentAnswer",
+           "Identity", "MailJob", "OneTimeToken", "Passkey", "PasskeyChallenge", "PendingSignIn",
+           "PushedRequest", "RateLimitCounter", "RecoveryCode", "RefreshToken", "ServiceClient",
+           "TotpFactor", "User"]

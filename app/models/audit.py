@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Integer, String
+from sqlalchemy import Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
@@ -13,6 +13,8 @@ class AuditEvent(Model):
     """A security event. Never holds a password, a token or a link."""
 
     __tablename__ = "audit_events"
+    # An account's events newest first, a page at a time (app/domain/admin/activity.py).
+    __table_args__ = (Index("ix_audit_events_user_id_at_id", "user_id", "at", "id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from sqlalchemy import Index, String, UniqueConstraint
+from typing import Any
+
+from sqlalchemy import JSON, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
@@ -28,3 +30,6 @@ class Delivery(LeasedJob, Model):
     site: Mapped[str] = mapped_column(String(64), index=True)
     # A back-channel logout's session: the `sid` its ID tokens carried; "" for a webhook.
     sid: Mapped[str] = mapped_column(String(36))
+    # A webhook's `data`, as this site may be told it (its consent), fixed at the fan-out;
+    # None for a back-channel logout.
+    data: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))

@@ -68,13 +68,14 @@ class Store:
         self.comments: dict[str, list[dict[str, Any]]] = {}  # item id -> comments
         self.ratings: dict[str, dict[str, int]] = {}  # item id -> user id -> stars
         self.submissions: list[dict[str, Any]] = []
-        self.profiles: dict[str, dict[str, Any]] = {}  # user id -> name and plan, from webhooks
+        # user id -> what the webhooks said of the account (name, plan, disabled...), each
+        # value from the newest event that set it; a deleted account's keeps only that.
+        self.profiles: dict[str, auth.AccountState] = {}
         self.ids = itertools.count(1)
 
     def forget(self, user_id: str) -> None:
         """Everything of a deleted account (call with the lock held)."""
         self.mine.pop(user_id, None)
-        self.profiles.pop(user_id, None)
         for item_id, said in self.comments.items():
             self.comments[item_id] = [c for c in said if c["by"] != user_id]
         for stars in self.ratings.values():
@@ -199,14 +200,13 @@ def _register_webhooks(app: Flask, secret: str) -> None:
     @app.post("/webhooks/svc-auth")
     def account_events() -> tuple[str, int]:
         event = auth.verified_event(secret)  # 400 unless the service signed this body
-        data, store = event["data"], _store()
+        user_id, store = event["data"]["user_id"], _store()
         with store.lock:
-            if event["type"] == "user.deleted":
-                store.forget(data["user_id"])
-            elif event["type"] == "user.updated":  # a new name or plan: shown from now on
-                profile = store.profiles.setdefault(data["user_id"], {})
-                profile.update({k: data[k] for k in data["changed"] if k in data})
-        return "", 204  # any other type: nothing to do here; a retry is harmless
+            # Events may come in any order: only a newer one changes what is shown.
+            newer = store.profiles.setdefault(user_id, auth.AccountState()).apply(event)
+            if newer.get("deleted"):
+                store.forget(user_id)
+        return "", 204  # a retry, an older event or one with nothing for us: no harm
 
 
 # -- public operations -----------------------------------------------------------------------

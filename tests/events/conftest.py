@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from werkzeug.serving import make_server
 
 from tests.events.receiver import Receiver
+from tests.support.client_kit import site_module
+from tests.support.http import serving_thread
 
 SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()
 OUTSIDER_SECRET = "whsec_" + base64.b64encode(b"o" * 32).decode()
@@ -33,3 +37,22 @@ def settings(receiver: Receiver) -> dict[str, object]:
                          "webhook_secret": OUTSIDER_SECRET},
         },
     }
+
+
+def example_app() -> Any:
+    """examples/client_site as `symbols`, taking the webhooks signed with SECRET."""
+    module = site_module()
+    verifier = module.auth.TokenVerifier("http://127.0.0.1:9/jwks.json",
+                                         issuer="http://127.0.0.1:9", audience="svc")
+    return module.create_app("symbols", "http://127.0.0.1:9", verifier=verifier,
+                             webhook_secret=SECRET)
+
+
+@pytest.fixture
+def example_site() -> Iterator[tuple[Any, str]]:
+    """The example site on a port of its own: (its app, its URL)."""
+    site = example_app()
+    server = make_server("127.0.0.1", 0, site, threaded=True)
+    serving_thread(server, "example-site").start()
+    yield site, f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()

@@ -55,7 +55,7 @@ def test_each_event_type_arrives_after_its_change_and_verifies(app, client, user
     assert events[3]["data"]["reason"] == "account_disabled"
     first = found[0]
     body = json.loads(first.body)
-    assert set(body) == {"type", "id", "timestamp", "occurred_at", "data"}
+    assert set(body) == {"type", "id", "timestamp", "occurred_at", "sequence", "data"}
     assert first.headers["webhook-id"] == body["id"]
     assert first.headers["webhook-signature"].startswith("v1,")
     with app.app_context():  # each was written before it was delivered: the change came first
@@ -120,11 +120,11 @@ def test_a_worker_dead_mid_delivery_loses_nothing_and_the_retry_has_the_same_id(
 def test_a_third_party_client_hears_only_of_accounts_that_consented(app, make_user, receiver):
     ada, bob = make_user("ada@example.com"), make_user("bob@example.com")
     with app.app_context():
-        db.session.add(ConsentGrant(user_id=ada.id, client_id="outsider", scope="openid",
-                                    granted_at=system_clock()))
+        db.session.add(ConsentGrant(user_id=ada.id, client_id="outsider",
+                                    scope="openid profile", granted_at=system_clock()))
         db.session.commit()
         for account in (ada, bob):
-            actions.update(directory.require_user(account.id), CLI, plan="pro")
+            actions.update(directory.require_user(account.id), CLI, full_name="Renamed")
     found = receiver.wait_for(lambda r: len(at("/symbols")(r)) >= 4 and any(
         b"user.updated" in got.body for got in at("/outsider")(r)))
     outsider = [Webhook(OUTSIDER_SECRET).verify(r.body, r.headers)

@@ -1,13 +1,14 @@
-"""An account's audit events, newest first, for operators: filtered by kind and time, paged."""
+"""An account's audit events, newest first (by their time, then as written), for operators:
+filtered by kind and time, paged."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 
-from app.domain.admin.pages import Page, cursor_of, page_size, position_of
+from app.domain.admin.pages import Page, cursor_of, moment_of, page_size, position_of
 from app.extensions import db
 from app.models import AuditEvent
 
@@ -29,9 +30,15 @@ def account_events(user_id: str, where: EventFilter, limit: int | None = None,
         query = query.where(AuditEvent.at >= where.since)
     if where.until:
         query = query.where(AuditEvent.at < where.until)
-    position = position_of(cursor, (int,))
+    # By time, then by id: of two calls that overlap, the one that took the later time may
+    # write its row first, so the ids alone are not in time order.
+    position = position_of(cursor, (str, int))
     if position is not None:
-        query = query.where(AuditEvent.id < position[0])
-    events = list(db.session.scalars(query.order_by(AuditEvent.id.desc()).limit(size + 1)))
+        before = moment_of(str(position[0]))
+        query = query.where(or_(AuditEvent.at < before,
+                                and_(AuditEvent.at == before, AuditEvent.id < position[1])))
+    events = list(db.session.scalars(
+        query.order_by(AuditEvent.at.desc(), AuditEvent.id.desc()).limit(size + 1)))
     more, events = len(events) > size, events[:size]
-    return Page(events, cursor_of([events[-1].id]) if more and events else None)
+    last = events[-1] if events else None
+    return Page(events, cursor_of([last.at.isoformat(), last.id]) if more and last else None)

@@ -11,7 +11,7 @@ from enum import StrEnum
 from sqlalchemy import Select, and_, func, or_, select
 
 from app.domain import addresses, text
-from app.domain.admin.pages import Page, cursor_of, page_size, position_of
+from app.domain.admin.pages import Page, cursor_of, moment_of, page_size, position_of
 from app.domain.errors import InvalidBody, NotFound
 from app.domain.factors import second_factors
 from app.domain.sessions import sessions
@@ -77,7 +77,7 @@ def search_users(search: Search, limit: int | None = None,
     query = _filtered(search)
     position = position_of(cursor, (str, str))
     if position is not None:
-        after = _created_at(str(position[0]))
+        after = moment_of(str(position[0]))
         query = query.where(or_(User.created_at > after,
                                 and_(User.created_at == after, User.id > position[1])))
     users = list(db.session.scalars(query.order_by(User.created_at, User.id).limit(size + 1)))
@@ -85,17 +85,6 @@ def search_users(search: Search, limit: int | None = None,
     last = users[-1] if users else None
     return Page(users, cursor_of([last.created_at.isoformat(), last.id])
                 if more and last else None)
-
-
-def _created_at(untrusted: str) -> datetime:
-    try:
-        at = datetime.fromisoformat(untrusted)
-    except ValueError:
-        at = None
-    if at is None or at.tzinfo is None:
-        raise InvalidBody("The cursor is not one this service gave.",
-                          [{"pointer": "#/cursor", "detail": "not a cursor of ours"}])
-    return at
 
 
 ACCOUNT_ID = re.compile(r"^[0-9a-f-]{1,36}$")  # what new_id makes: only such an id is looked up

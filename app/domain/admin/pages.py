@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Generic, TypeVar
 
 from app.domain import text
@@ -59,3 +60,15 @@ def position_of(untrusted_cursor: str | None, shape: tuple[type, ...]) -> list[s
         raise InvalidBody("The cursor is not one this service gave.",
                           [{"pointer": "#/cursor", "detail": "not a cursor of ours"}])
     return position
+
+
+def moment_of(untrusted: str) -> datetime:
+    """The instant a cursor of ours holds (ISO 8601, with its offset); InvalidBody otherwise."""
+    try:
+        at = datetime.fromisoformat(untrusted)
+    except ValueError:
+        at = None
+    if at is None or at.tzinfo is None:
+        raise InvalidBody("The cursor is not one this service gave.",
+                          [{"pointer": "#/cursor", "detail": "not a cursor of ours"}])
+    return at

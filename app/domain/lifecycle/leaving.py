@@ -24,7 +24,6 @@ from app.domain.sessions import sessions
 from app.extensions import db
 from app.infra.mail import Message
 from app.models import (
-    AccountEvent,
     AuditEvent,
     AuthSession,
     HandoffCode,
@@ -136,8 +135,7 @@ def erase(user_id: str) -> None:
         or_(*(PushedRequest.params.contains(n, autoescape=True) for n in needles))))
     db.session.execute(update(AuditEvent).where(AuditEvent.user_id == user_id)
                        .values(ip=None, user_agent=None))
-    db.session.execute(update(AccountEvent).where(AccountEvent.user_id == user_id)
-                       .values(data={}))
+    events.forget_person(user_id)  # what a site needs to act on an event stays
     user.email = user.email_key = f"{user_id}@erased.invalid"
     user.full_name, user.password_hash, user.operator = "", None, False
     user.email_verified, user.email_verified_at = False, None

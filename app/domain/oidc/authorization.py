@@ -20,6 +20,7 @@ from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
 from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
+from app.domain.oidc import claims as by_scope
 from app.domain.oidc import pushed_requests
 from app.domain.sessions import handoff, sessions
 from app.domain.tokens import tokens
@@ -140,14 +141,10 @@ CLAIMS = ("iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "s
 
 
 def user_claims(user: User, scope: str) -> dict[str, Any]:
-    """`sub`, and by scope `email` and `email_verified` (email) and `name` (profile)."""
-    scopes = scope.split()
-    claims: dict[str, Any] = {"sub": user.id}
-    if "email" in scopes:
-        claims |= {"email": user.email, "email_verified": bool(user.email_verified)}
-    if "profile" in scopes:
-        claims["name"] = user.full_name
-    return claims
+    """The person's claims that `scope` allows (oidc/claims.py)."""
+    return by_scope.allowed({"sub": user.id, "email": user.email,
+                             "email_verified": bool(user.email_verified),
+                             "name": user.full_name}, scope)
 
 
 def id_token(issued: sessions.IssuedTokens, nonce: str | None, auth_time_at: datetime | None,

@@ -5,7 +5,7 @@ itself)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
@@ -21,17 +21,22 @@ TOKEN_TYPE = "logout+jwt"  # noqa: S105 (a media type)
 TOKEN_TTL = 120  # seconds: the token is sent at once, and again only by a retry, freshly signed
 
 
-def ended_client_sessions(session_ids: list[str]) -> Iterator[tuple[str, str]]:
-    """(client_id, sid) of each client session among `session_ids`, once each."""
+@dataclass(frozen=True)
+class ClientSession:
+    client_id: str
+    sid: str  # what its ID tokens named it by: the browser session it was opened through
+    session_id: str  # its own id (its access tokens' `sid`)
+
+
+def ended_client_sessions(session_ids: list[str]) -> list[ClientSession]:
+    """The client sessions among `session_ids`."""
+    if not session_ids:
+        return []
     rows = db.session.execute(
         select(AuthSession.client_id, AuthSession.browser_session_id, AuthSession.id)
         .where(AuthSession.id.in_(session_ids), AuthSession.client_id.is_not(None)))
-    seen: set[tuple[str, str]] = set()
-    for client_id, browser_session_id, session_id in rows:
-        found = (str(client_id), browser_session_id or session_id)
-        if found not in seen:
-            seen.add(found)
-            yield found
+    return [ClientSession(str(client_id), browser_session_id or session_id, session_id)
+            for client_id, browser_session_id, session_id in rows]
 
 
 def logout_token(client_id: str, user_id: str, sid: str, jti: str) -> str:

@@ -15,9 +15,11 @@ from svc_auth_client.errors import (
     TokenError,
     TokenExpired,
 )
+from svc_auth_client.events import AccountState
 from svc_auth_client.verify import TokenVerifier, fetch_jwks, parse_jwks
 
 __all__ = [
+    "AccountState",
     "InvalidToken",
     "KeysUnavailable",
     "MissingToken",

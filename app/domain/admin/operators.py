@@ -41,4 +41,5 @@ def prove_presence(operator: User, session: AuthSession, code: str | None) -> No
 
 def acting(operator: User, client: ClientInfo) -> ClientInfo:
     """The operator as the actor of what they do, in the audit trail."""
-    return ClientInfo(client.ip, client.user_agent, actor=f"operator:{operator.id}")
+    return ClientInfo(client.ip, client.user_agent, actor=f"operator:{operator.id}",
+                      actor_email=operator.email)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from contextlib import suppress
 
 from flask import g, request
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, PendingRollbackError
 
 from app.domain import audit
 from app.domain.audit import ClientInfo
@@ -37,14 +37,26 @@ def trace(event: str, by: ClientInfo, user_ids: Sequence[str | None], *, read: b
     """Write the event (one row per account; a read marked as such); False, with the event in
     the log, if the database did not take it."""
     try:
-        if read:
-            audit.record_reads(event, by, user_ids)
-        else:
-            for user_id in user_ids:
-                audit.record_alone(event, by, user_id=user_id)
+        try:
+            _write(event, by, user_ids, read)
+        except PendingRollbackError:  # the view's transaction failed: end it, then write
+            _roll_back()
+            _write(event, by, user_ids, read)
     except OperationalError as error:
-        with suppress(OperationalError):  # the connection is gone already
-            db.session.rollback()
+        _roll_back()
         audit.not_written(event, by, user_ids, error)
         return False
     return True
+
+
+def _write(event: str, by: ClientInfo, user_ids: Sequence[str | None], read: bool) -> None:
+    if read:
+        audit.record_reads(event, by, user_ids)
+    else:
+        for user_id in user_ids:
+            audit.record_alone(event, by, user_id=user_id)
+
+
+def _roll_back() -> None:
+    with suppress(OperationalError):  # the connection is gone already
+        db.session.rollback()

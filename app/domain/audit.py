@@ -50,20 +50,23 @@ class ClientInfo:
         return cls(ip=(ip or None) and ip[:45], user_agent=agent)
 
 
+def _check_fields(names: Iterable[str]) -> None:
+    unknown = set(names) - AUDITED_FIELDS
+    if unknown:
+        raise ValueError(f"not an audited field: {sorted(unknown)}")
+
+
 def changed(**before_after: tuple[Any, Any]) -> Changes:
     """`changed(plan=("free", "pro"))`: the fields whose value differs, with both values.
     ValueError for a field outside AUDITED_FIELDS, so that no secret is written by mistake."""
-    unknown = set(before_after) - AUDITED_FIELDS
-    if unknown:
-        raise ValueError(f"not an audited field: {sorted(unknown)}")
+    _check_fields(before_after)
     return {name: {"before": before, "after": after}
             for name, (before, after) in before_after.items() if before != after}
 
 
 def _row(event: str, client: ClientInfo, user_id: str | None, session_id: str | None,
          changes: Changes | None, read: bool) -> dict[str, Any]:
-    if changes is not None:
-        changed(**{name: (None, None) for name in changes})  # the same allowlist
+    _check_fields(changes or ())
     return {"at": now(), "event": event, "user_id": user_id, "session_id": session_id,
             "ip": client.ip, "user_agent": client.user_agent, "actor": client.actor,
             "actor_email": client.actor_email, "read": read, "changes": changes or None}

@@ -12,14 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 
 from app.db.rows import insert_values
 from app.db.transactions import writes
 from app.domain.clock import now
 from app.domain.text import CONTROL_CHARACTERS
 from app.extensions import db
-from app.models import AuditEvent
+from app.models import AuditEvent, User
 from app.observability import count_event
 
 log = logging.getLogger("svc_auth.audit")
@@ -32,6 +32,7 @@ AUDITED_FIELDS = frozenset({
     "email_verified", "second_factors", "open_sessions",
 })
 Changes = dict[str, dict[str, Any]]
+OPERATOR = "operator:"  # the actor of what an operator does in the console: operator:<id>
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,6 @@ class ClientInfo:
     user_agent: str | None = None
     # Who acts on the account when not its owner: `client:<name>`, `operator:<id>`, `cli`.
     actor: str | None = None
-    actor_email: str | None = None  # an operator's address, as it was when they acted
 
     @classmethod
     def of(cls, ip: str | None, user_agent: str | None) -> ClientInfo:
@@ -64,18 +64,27 @@ def changed(**before_after: tuple[Any, Any]) -> Changes:
             for name, (before, after) in before_after.items() if before != after}
 
 
-def _row(event: str, client: ClientInfo, user_id: str | None, session_id: str | None,
-         changes: Changes | None, read: bool) -> dict[str, Any]:
+def _row(event: str, client: ClientInfo, actor_email: str | None, user_id: str | None,
+         session_id: str | None, changes: Changes | None, read: bool) -> dict[str, Any]:
     _check_fields(changes or ())
     return {"at": now(), "event": event, "user_id": user_id, "session_id": session_id,
             "ip": client.ip, "user_agent": client.user_agent, "actor": client.actor,
-            "actor_email": client.actor_email, "read": read, "changes": changes or None}
+            "actor_email": actor_email, "read": read, "changes": changes or None}
+
+
+def _address_of(actor: str | None) -> str | None:
+    """An operator's address as it is when they act (ClientInfo travels in mail jobs, which
+    instances of another version read: it keeps its shape)."""
+    if actor is None or not actor.startswith(OPERATOR):
+        return None
+    return db.session.scalar(select(User.email).where(User.id == actor[len(OPERATOR):]))
 
 
 def record(event: str, client: ClientInfo, *, user_id: str | None = None,
            session_id: str | None = None, changes: Changes | None = None) -> None:
     """Write an event in the caller's unit of work."""
-    insert_values(AuditEvent, **_row(event, client, user_id, session_id, changes, False))
+    insert_values(AuditEvent, **_row(event, client, _address_of(client.actor), user_id,
+                                     session_id, changes, False))
     log.info("event=%s user=%s session=%s ip=%s actor=%s changed=%s", event, user_id,
              session_id, client.ip, client.actor, ",".join(sorted(changes or ())) or "-")
     count_event(event)
@@ -92,7 +101,8 @@ def record_alone(event: str, client: ClientInfo, *, user_id: str | None = None,
 def record_reads(event: str, client: ClientInfo, user_ids: Iterable[str | None]) -> None:
     """An operator or a service client saw these accounts (None: no account in particular), as
     one unit of work and one statement however many they were."""
-    rows = [_row(event, client, user_id, None, None, True) for user_id in user_ids]
+    address = _address_of(client.actor)
+    rows = [_row(event, client, address, user_id, None, None, True) for user_id in user_ids]
     db.session.execute(insert(AuditEvent), rows)
     log.info("event=%s users=%s ip=%s actor=%s", event,
              ",".join(str(row["user_id"]) for row in rows), client.ip, client.actor)

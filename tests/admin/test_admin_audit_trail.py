@@ -119,3 +119,26 @@ def test_only_the_allowed_fields_may_be_written_as_changes(app):
     with app.app_context(), pytest.raises(ValueError, match="not an audited field"):
         audit.record("plan_changed", audit.ClientInfo(),
                      changes={"password_hash": {"before": "x", "after": "y"}})
+
+
+def test_erasure_takes_the_values_and_the_operators_address_out_of_the_trail(
+        app, client, make_user, support):  # noqa: F811
+    from app.domain.admin import actions, directory
+    from app.domain.lifecycle import leaving
+    user = make_user("zelda.unique@example.com", full_name="Zelda Quintessence")
+    op = make_user("op.unique@example.com")
+    client.patch(f"{ADMIN}/users/{user.id}", json={"full_name": "Zelda Q."}, **bearer(support))
+    with app.app_context():
+        by = audit.ClientInfo(actor=f"operator:{op.id}")
+        actions.update(directory.require_user(user.id), by, plan="pro")
+    [renamed] = audit_rows(app, event="profile_changed")
+    assert renamed.changes["full_name"]["before"] == "Zelda Quintessence"
+    [changed] = audit_rows(app, event="plan_changed")
+    assert changed.actor_email == "op.unique@example.com"
+    with app.app_context():
+        leaving.erase(user.id)
+        leaving.erase(op.id)
+    trail = " ".join(str(vars(e)) for e in audit_rows(app))
+    assert "Quintessence" not in trail and "zelda.unique" not in trail
+    assert "op.unique" not in trail
+    assert audit_rows(app, event="plan_changed")[0].actor == f"operator:{op.id}"

@@ -139,7 +139,8 @@ def erase(user_id: str) -> None:
     db.session.execute(update(AuditEvent).where(AuditEvent.user_id == user_id)
                        .values(ip=None, user_agent=None, changes=None))
     # An erased operator's address leaves the trail of what they did; their id stays.
-    db.session.execute(update(AuditEvent).where(AuditEvent.actor == f"operator:{user_id}")
+    db.session.execute(update(AuditEvent)
+                       .where(AuditEvent.actor == f"{audit.OPERATOR}{user_id}")
                        .values(actor_email=None))
     db.session.execute(update(AccountEvent).where(AccountEvent.user_id == user_id)
                        .values(data={}))

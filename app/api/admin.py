@@ -26,24 +26,31 @@ from app.api.admin_shaping import (
 )
 from app.api.schemas import parse_body
 from app.api.shaping import no_store
-from app.domain import audit, deliveries
+from app.domain import deliveries
 from app.domain.admin import actions, activity, directory, idempotency
 from app.domain.admin.idempotency import Answer
 from app.domain.audit import ClientInfo
-from app.domain.clients.service_clients import AdminScope, authenticate
+from app.domain.clients.service_clients import AdminScope, authenticate, caller_of
+from app.domain.errors import InsufficientScope
 from app.domain.lifecycle import leaving
-from app.web import ratelimits
+from app.web import ratelimits, trail
 from app.web.bearer import bearer_token
 from app.web.client import client_info
-from app.web.errors import problem_blueprint
+from app.web.errors import dependency_problem, problem_blueprint
 
 bp = problem_blueprint("api_admin", "/api/admin/v1")
 
 
 def _caller(needed: AdminScope, *or_: AdminScope) -> ClientInfo:
     """Who calls, if its token holds `needed` (or one of `or_`); kept for the audit of the
-    call (below)."""
-    service = authenticate(bearer_token(), needed, *or_)
+    call (below), a call refused for its scope too."""
+    untrusted_token = bearer_token()
+    try:
+        service = authenticate(untrusted_token, needed, *or_)
+    except InsufficientScope:
+        g.admin_caller = replace(client_info(), actor=f"client:{caller_of(untrusted_token)}")
+        g.admin_refused = True
+        raise
     by = replace(client_info(), actor=f"client:{service.client_id}")
     g.admin_caller = by
     return by
@@ -51,13 +58,25 @@ def _caller(needed: AdminScope, *or_: AdminScope) -> ClientInfo:
 
 @bp.after_request
 def _audit_call(response: Response) -> Response:
-    """Every call a service client made, reads too, with the client as the actor."""
+    """Every call a service client made, reads too (one event per account a read showed), with
+    the client as the actor; a refused one as `admin_api_refused:<endpoint>`."""
     by = g.pop("admin_caller", None)
-    if by is not None and request.endpoint:
-        untrusted_id = (request.view_args or {}).get("user_id")
-        known = response.status_code < 400 and untrusted_id is not None
-        audit.record_alone(f"admin_api:{request.endpoint.rsplit('.', 1)[-1]}", by,
-                           user_id=untrusted_id if known else None)
+    if by is None or not request.endpoint:
+        return response
+    endpoint = request.endpoint.rsplit(".", 1)[-1]
+    if g.pop("admin_refused", False):
+        trail.trace(f"admin_api_refused:{endpoint}", by, [None], read=False)
+        return response
+    succeeded = response.status_code < 400
+    if request.method == "GET":
+        read = trail.accounts_read() if succeeded else [None]
+        if not trail.trace(f"admin_api:{endpoint}", by, read, read=True) and succeeded:
+            return dependency_problem()
+        return response
+    untrusted_id = (request.view_args or {}).get("user_id")
+    # What a change changed is audited in its own transaction (app/domain/admin/actions.py);
+    # this is the call, kept if the database takes it (app/web/trail.py).
+    trail.trace(f"admin_api:{endpoint}", by, [untrusted_id if succeeded else None], read=False)
     return response
 
 
@@ -84,6 +103,7 @@ def list_users() -> Response:
     page = directory.search_users(
         directory.Search(query.email, query.plan, query.status, query.created_after,
                          query.created_before), query.limit, query.cursor)
+    trail.saw([user.id for user in page.items])
     return no_store(users_page_json(page))
 
 
@@ -193,5 +213,6 @@ def user_events(user_id: str) -> Response:
     kinds = tuple(k for k in (query.kind or "").split(",") if k)
     page = activity.account_events(
         directory.require_user(user_id).id,
-        activity.EventFilter(kinds, query.since, query.until), query.limit, query.cursor)
+        activity.EventFilter(kinds, query.since, query.until, query.include_reads), query.limit,
+        query.cursor)
     return no_store(events_page_json(page))

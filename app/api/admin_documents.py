@@ -3,7 +3,7 @@ every real answer against them)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -48,12 +48,22 @@ class AdminUsersPage(Document):
                                                 "the last.")
 
 
+class AuditChange(Document):
+    before: Any
+    after: Any
+
+
 class AdminEvent(Document):
     id: int
     at: str
     event: str
     actor: str | None = Field(description="Who acted when not the account's owner: "
                                           "`client:<name>`, `operator:<account id>`, `cli`.")
+    actor_email: str | None = Field(description="An operator's address when they acted.")
+    read: bool = Field(description="An operator or a service client looked, and changed "
+                                   "nothing (listed with `include_reads=true` only).")
+    changes: dict[str, AuditChange] | None = Field(
+        description="What a change changed, field by field; never a secret.")
     session_id: str | None
     ip: str | None
     user_agent: str | None

@@ -108,7 +108,12 @@ OPERATIONS = (
     _op("get", "/users/{user_id}/events", "adminUserEvents", "An account's audit events",
         AdminScope.AUDIT_READ, {200: doc.AdminEventsPage, 422: out.Problem},
         params=(USER_ID, Param("kind", description="Event kinds, comma-separated."),
-                Param("since", schema=TIME), Param("until", schema=TIME), *PAGING)),
+                Param("since", schema=TIME), Param("until", schema=TIME),
+                Param("include_reads", schema={"type": "boolean"},
+                      description="Also the reads of operators and service clients."),
+                *PAGING),
+        description="Newest first; the reads of operators and service clients (recorded "
+                    "too) only with `include_reads=true`."),
 )
 
 

@@ -87,6 +87,9 @@ class EventsQuery(Query):
         | None = None
     since: Time | None = None
     until: Time | None = None
+    include_reads: Annotated[bool, Field(description="Also the reads of operators and "
+                                                     "service clients (left out by default).")] \
+        = False
     limit: Limit | None = None
     cursor: Cursor | None = None
 

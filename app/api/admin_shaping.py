@@ -37,7 +37,8 @@ def users_page_json(page: Page[User]) -> dict[str, Any]:
 
 def event_json(event: AuditEvent) -> dict[str, Any]:
     return {"id": event.id, "at": _time(event.at), "event": event.event,
-            "actor": event.actor, "session_id": event.session_id, "ip": event.ip,
+            "actor": event.actor, "actor_email": event.actor_email, "read": event.read,
+            "changes": event.changes, "session_id": event.session_id, "ip": event.ip,
             "user_agent": event.user_agent}
 
 

@@ -3,7 +3,7 @@ every /admin path is a 404."""
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, g, render_template, request
+from flask import Blueprint, Response, abort, g, make_response, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
@@ -11,7 +11,8 @@ from werkzeug.exceptions import HTTPException
 from app.domain.admin import operators
 from app.domain.errors import AuthError
 from app.extensions import csrf
-from app.web import browser
+from app.web import browser, trail
+from app.web.client import client_info
 from app.web.errors import Failure, register_failures
 
 bp = Blueprint("console", __name__, url_prefix="/admin")
@@ -42,6 +43,21 @@ def _operators_only() -> ResponseReturnValue | None:
         csrf.protect()
     g.operator = signed_in
     return None
+
+
+@bp.after_request
+def _trace_reads(response: Response) -> Response:
+    """What an operator saw: each page shown, with the accounts on it (app/web/trail.py); a
+    page whose trace the database did not take is a 503 instead."""
+    signed_in = g.get("operator")
+    if signed_in is None or request.method != "GET" or response.status_code >= 400 \
+            or not request.endpoint:
+        return response
+    by = operators.acting(signed_in.user, client_info())
+    if not trail.trace(f"console:{request.endpoint.rsplit('.', 1)[-1]}", by,
+                       trail.accounts_read(), read=True):
+        return make_response(_page(503, "Try again in a moment."))
+    return response
 
 
 @bp.errorhandler(AuthError)

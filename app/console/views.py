@@ -19,6 +19,7 @@ from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidBody, InvalidSecondFactor, StepUpRequired
 from app.domain.sessions import sessions
 from app.models import User
+from app.web import trail
 from app.web.browser import BrowserUser
 from app.web.client import client_info
 
@@ -78,16 +79,19 @@ def search() -> str:
                          untrusted.get("plan", "")[:32] or None,
                          Status(status) if status else None),
         limit=50, cursor=untrusted.get("cursor", "")[:512] or None)
+    trail.saw([user.id for user in found.items])
     return render_template("console/search.html", page=found, query=untrusted)
 
 
 @bp.get("/users/<user_id>")
 def account(user_id: str) -> str:
     user = directory.require_user(user_id)
+    reads = request.args.get("include_reads") == "1"
     return render_template(
         "console/account.html", profile=directory.profile(user),
-        sessions=sessions.live_sessions(user.id), changes=CHANGES,
-        events=activity.account_events(user.id, activity.EventFilter(), RECENT_EVENTS).items)
+        sessions=sessions.live_sessions(user.id), changes=CHANGES, include_reads=reads,
+        events=activity.account_events(user.id, activity.EventFilter(reads=reads),
+                                       RECENT_EVENTS).items)
 
 
 @bp.route("/users/<user_id>/<change>", methods=["GET", "POST"])

@@ -1,20 +1,38 @@
-"""Security events: written to the audit table and to the log, never with a secret in them."""
+"""Security events: written to the audit table and to the log, never with a secret in them.
+
+A change carries its before and after values, of the fields in AUDITED_FIELDS only; a read by an
+operator or a service client is recorded too, marked as one (`read`), so that listings can leave
+reads out without the trail losing them. Why: docs/security/audit.md."""
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import Table, insert, select
 
 from app.db.rows import insert_values
 from app.db.transactions import writes
 from app.domain.clock import now
 from app.domain.text import CONTROL_CHARACTERS
-from app.models import AuditEvent
+from app.extensions import db
+from app.models import AuditEvent, User
 from app.observability import count_event
 
 log = logging.getLogger("svc_auth.audit")
 _UNPRINTABLE = re.compile(f"[{CONTROL_CHARACTERS}]")
+
+# The fields whose values an event may carry: what an account shows its operators, never a
+# password hash, a key, a code or a token. Any other name is a programming error.
+AUDITED_FIELDS = frozenset({
+    "email", "full_name", "plan", "language", "disabled", "operator", "deletion_scheduled",
+    "email_verified", "second_factors", "open_sessions",
+})
+Changes = dict[str, dict[str, Any]]
+OPERATOR = "operator:"  # the actor of what an operator does in the console: operator:<id>
 
 
 @dataclass(frozen=True)
@@ -32,13 +50,43 @@ class ClientInfo:
         return cls(ip=(ip or None) and ip[:45], user_agent=agent)
 
 
+def _check_fields(names: Iterable[str]) -> None:
+    unknown = set(names) - AUDITED_FIELDS
+    if unknown:
+        raise ValueError(f"not an audited field: {sorted(unknown)}")
+
+
+def changed(**before_after: tuple[Any, Any]) -> Changes:
+    """`changed(plan=("free", "pro"))`: the fields whose value differs, with both values.
+    ValueError for a field outside AUDITED_FIELDS, so that no secret is written by mistake."""
+    _check_fields(before_after)
+    return {name: {"before": before, "after": after}
+            for name, (before, after) in before_after.items() if before != after}
+
+
+def _row(event: str, client: ClientInfo, actor_email: str | None, user_id: str | None,
+         session_id: str | None, changes: Changes | None, read: bool) -> dict[str, Any]:
+    _check_fields(changes or ())
+    return {"at": now(), "event": event, "user_id": user_id, "session_id": session_id,
+            "ip": client.ip, "user_agent": client.user_agent, "actor": client.actor,
+            "actor_email": actor_email, "read": read, "changes": changes or None}
+
+
+def _address_of(actor: str | None) -> str | None:
+    """An operator's address as it is when they act (ClientInfo travels in mail jobs, which
+    instances of another version read: it keeps its shape)."""
+    if actor is None or not actor.startswith(OPERATOR):
+        return None
+    return db.session.scalar(select(User.email).where(User.id == actor[len(OPERATOR):]))
+
+
 def record(event: str, client: ClientInfo, *, user_id: str | None = None,
-           session_id: str | None = None) -> None:
+           session_id: str | None = None, changes: Changes | None = None) -> None:
     """Write an event in the caller's unit of work."""
-    insert_values(AuditEvent, at=now(), event=event, user_id=user_id, session_id=session_id,
-                  ip=client.ip, user_agent=client.user_agent, actor=client.actor)
-    log.info("event=%s user=%s session=%s ip=%s actor=%s", event, user_id, session_id,
-             client.ip, client.actor)
+    insert_values(AuditEvent, **_row(event, client, _address_of(client.actor), user_id,
+                                     session_id, changes, False))
+    log.info("event=%s user=%s session=%s ip=%s actor=%s changed=%s", event, user_id,
+             session_id, client.ip, client.actor, ",".join(sorted(changes or ())) or "-")
     count_event(event)
 
 
@@ -47,3 +95,23 @@ def record_alone(event: str, client: ClientInfo, *, user_id: str | None = None,
                  session_id: str | None = None) -> None:
     """Write an event as a unit of work of its own (an operator's action with no other row)."""
     record(event, client, user_id=user_id, session_id=session_id)
+
+
+@writes
+def record_reads(event: str, client: ClientInfo, user_ids: Iterable[str | None]) -> None:
+    """An operator or a service client saw these accounts (None: no account in particular), as
+    one unit of work and one statement however many they were."""
+    address = _address_of(client.actor)
+    rows = [_row(event, client, address, user_id, None, None, True) for user_id in user_ids]
+    db.session.execute(insert(cast(Table, AuditEvent.__table__)), rows)  # Core: one INSERT
+    log.info("event=%s users=%s ip=%s actor=%s", event,
+             ",".join(str(row["user_id"]) for row in rows), client.ip, client.actor)
+    count_event(event)
+
+
+def not_written(event: str, client: ClientInfo, user_ids: Iterable[str | None],
+                error: Exception) -> None:
+    """An event the database did not take: the log keeps it, so that it is not lost silently."""
+    log.error("audit event not written (%s): event=%s users=%s ip=%s actor=%s",
+              type(error).__name__, event, ",".join(str(u) for u in user_ids), client.ip,
+              client.actor)

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Index, Integer, String
+from sqlalchemy import JSON, Boolean, Index, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
@@ -26,3 +27,12 @@ class AuditEvent(Model):
     # Who acted, when not the account's owner: `client:<name>` (the admin API),
     # `operator:<account id>` (the console), `cli`.
     actor: Mapped[str | None] = mapped_column(String(80))
+    # The operator's address when the change or read was made (an address changes; the trail
+    # keeps the one they had).
+    actor_email: Mapped[str | None] = mapped_column(String(320))
+    # An operator or a service client looked, and changed nothing: left out of the listings
+    # unless asked for.
+    read: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # What a change changed: {"plan": {"before": "free", "after": "pro"}}, only the fields
+    # app/domain/audit.py allows (never a hash, a key or a token).
+    changes: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))

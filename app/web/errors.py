@@ -69,8 +69,18 @@ def _dependency_unavailable(error: Exception) -> Failure:
     """The database, or Redis when rate limits fail closed, does not answer."""
     log.error("%s unavailable: %s", "redis" if isinstance(error, RedisError) else "database",
               type(error).__name__)
+    return _unavailable()
+
+
+def _unavailable() -> Failure:
     return Failure(503, "service_unavailable", DEPENDENCY_RETRY_AFTER,
                    {"Retry-After": str(DEPENDENCY_RETRY_AFTER)})
+
+
+def dependency_problem() -> Response:
+    """The 503 problem of a database that stopped answering after the view had (the audit of an
+    admin API read: app/web/trail.py)."""
+    return _failure_problem(_unavailable())
 
 
 def _unexpected(_error: Exception) -> Failure:

@@ -3,7 +3,7 @@ sequence number (and the counter it is taken from), each webhook delivery's data
 may be told it
 
 Revision ID: 0040
-Revises: 0023
+Revises: 0030
 Create Date: 2026-11-28 21:00:00.000000
 
 """

@@ -159,7 +159,8 @@ def test_an_idempotency_key_repeat_answers_the_first_answer_and_acts_once(app, c
 def test_every_call_is_audited_with_the_client_as_the_actor(app, client, user, support):
     client.get(f"{ADMIN}/users/{user.id}", **bearer(support))
     client.post(f"{ADMIN}/users/{user.id}/password-reset", **bearer(support))
-    events = client.get(f"{ADMIN}/users/{user.id}/events", **bearer(support)).get_json()
+    events = client.get(f"{ADMIN}/users/{user.id}/events?include_reads=true",
+                        **bearer(support)).get_json()
     kinds = [(e["event"], e["actor"]) for e in events["events"]]
     assert ("admin_api:show_user", "client:support") in kinds
     assert ("password_reset_sent_by_operator", "client:support") in kinds

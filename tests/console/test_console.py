@@ -89,7 +89,7 @@ def test_an_operator_disables_an_account_after_confirming(app, client, user, log
             AuditEvent.user_id == user.id, AuditEvent.event == "account_disabled")).all()
         assert [e.actor for e in events] == [f"operator:{op_id}"]
     shown = browser.get(f"/admin/users/{user.id}")
-    assert f"account_disabled · by operator:{op_id}" in shown.text
+    assert f"account_disabled · by {op.email} (operator:{op_id})" in shown.text
 
 
 def test_a_change_without_the_csrf_token_changes_nothing(app, user, operator):

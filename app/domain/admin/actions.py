@@ -22,7 +22,8 @@ def create_invited(untrusted_email: str, full_name: str, plan: str | None,
     default plan unless given one."""
     user = accounts.create_user(untrusted_email, None, full_name, plan)
     recovery.invite(user, by)
-    audit.record("account_created", by, user_id=user.id)
+    audit.record("account_created", by, user_id=user.id, changes=audit.changed(
+        email=(None, user.email), full_name=(None, user.full_name), plan=(None, user.plan)))
     return user
 
 
@@ -33,11 +34,15 @@ def update(user: User, by: ClientInfo, *, full_name: str | None = None,
     request on (verify), and the next refresh's tokens carry it."""
     changes: dict[str, str] = {}
     if plan is not None and plan != user.plan:
-        user.plan = changes["plan"] = plans.check(plan)
-        audit.record("plan_changed", by, user_id=user.id)
+        was, user.plan = user.plan, plans.check(plan)
+        changes["plan"] = user.plan
+        audit.record("plan_changed", by, user_id=user.id,
+                     changes=audit.changed(plan=(was, user.plan)))
     if full_name is not None and full_name.strip() != user.full_name:
-        user.full_name = changes["full_name"] = full_name.strip()
-        audit.record("profile_changed", by, user_id=user.id)
+        was, user.full_name = user.full_name, full_name.strip()
+        changes["full_name"] = user.full_name
+        audit.record("profile_changed", by, user_id=user.id,
+                     changes=audit.changed(full_name=(was, user.full_name)))
     if changes:
         sessions.note_account_changed(user.id)
         events.emit(EventType.USER_UPDATED, user.id, {"changed": sorted(changes), **changes})
@@ -49,7 +54,8 @@ def disable(user: User, by: ClientInfo) -> User:
     """The account can no longer sign in, and its sessions end at once."""
     if user.disabled_at is None:
         user.disabled_at = now()
-        audit.record("account_disabled", by, user_id=user.id)
+        audit.record("account_disabled", by, user_id=user.id,
+                     changes=audit.changed(disabled=(False, True)))
         events.emit(EventType.USER_DISABLED, user.id)
     sessions.revoke_all(user.id, "account_disabled")
     return user
@@ -63,7 +69,8 @@ def enable(user: User, by: ClientInfo) -> User:
         raise leaving.DeletionScheduled()
     if user.disabled_at is not None:
         user.disabled_at = None
-        audit.record("account_enabled", by, user_id=user.id)
+        audit.record("account_enabled", by, user_id=user.id,
+                     changes=audit.changed(disabled=(True, False)))
         events.emit(EventType.USER_ENABLED, user.id)
     return user
 
@@ -72,7 +79,8 @@ def enable(user: User, by: ClientInfo) -> User:
 def end_sessions(user: User, by: ClientInfo) -> int:
     """End every session of the account (and the sign-ins waiting for a second step)."""
     ended = sessions.revoke_all(user.id, "ended_by_operator")
-    audit.record("sessions_ended", by, user_id=user.id)
+    audit.record("sessions_ended", by, user_id=user.id,
+                 changes=audit.changed(open_sessions=(ended, 0)))
     return ended
 
 
@@ -103,5 +111,5 @@ def set_operator(user: User, by: ClientInfo, *, operator: bool) -> User:
     if user.operator != operator:
         user.operator = operator
         audit.record("operator_granted" if operator else "operator_revoked", by,
-                     user_id=user.id)
+                     user_id=user.id, changes=audit.changed(operator=(not operator, operator)))
     return user

@@ -1,5 +1,6 @@
 """An account's audit events, newest first (by their time, then as written), for operators:
-filtered by kind and time, paged."""
+filtered by kind and time, paged; without the reads of operators and service clients unless
+asked for."""
 
 from __future__ import annotations
 
@@ -18,12 +19,15 @@ class EventFilter:
     kinds: tuple[str, ...] = ()
     since: datetime | None = None
     until: datetime | None = None
+    reads: bool = False
 
 
 def account_events(user_id: str, where: EventFilter, limit: int | None = None,
                    cursor: str | None = None) -> Page[AuditEvent]:
     size = page_size(limit)
     query = select(AuditEvent).where(AuditEvent.user_id == user_id)
+    if not where.reads:
+        query = query.where(AuditEvent.read.is_(False))
     if where.kinds:
         query = query.where(AuditEvent.event.in_(where.kinds))
     if where.since:

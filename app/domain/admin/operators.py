@@ -5,6 +5,7 @@ fresh code of that factor)."""
 from __future__ import annotations
 
 from app.db.transactions import writes
+from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.errors import AuthError
 from app.domain.factors import second_factors, step_up
@@ -41,4 +42,4 @@ def prove_presence(operator: User, session: AuthSession, code: str | None) -> No
 
 def acting(operator: User, client: ClientInfo) -> ClientInfo:
     """The operator as the actor of what they do, in the audit trail."""
-    return ClientInfo(client.ip, client.user_agent, actor=f"operator:{operator.id}")
+    return ClientInfo(client.ip, client.user_agent, actor=f"{audit.OPERATOR}{operator.id}")

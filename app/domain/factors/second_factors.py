@@ -95,8 +95,12 @@ def require_may_enrol(user: User) -> None:
 def reset(user: User, client: ClientInfo) -> None:
     """An operator's reset (`users reset-mfa`, the admin API, the console): every second
     factor of the account goes (audited, and the owner is told)."""
+    had = summary(user)
     _remove_all(user)
-    audit.record("second_factors_reset", client, user_id=user.id)
+    kinds = [kind for kind, held in (("totp", had.totp), ("passkey", had.passkeys),
+                                     ("recovery_codes", had.recovery_codes_left)) if held]
+    audit.record("second_factors_reset", client, user_id=user.id,
+                 changes=audit.changed(second_factors=(kinds, [])))
     tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "every second factor")
 
 

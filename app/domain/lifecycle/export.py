@@ -48,7 +48,27 @@ def export(user: User, client: ClientInfo) -> dict[str, Any]:
         "consents": [{"client_id": c.client_id, "scope": c.scope,
                       "granted_at": _time(c.granted_at)}
                      for c in _rows(ConsentGrant, user.id, ConsentGrant.granted_at)],
-        "audit_events": [{"at": _time(e.at), "event": e.event, "ip": e.ip,
-                          "device": e.user_agent, "actor": e.actor}
-                         for e in _rows(AuditEvent, user.id, AuditEvent.id)],
+        "audit_events": [_event(e) for e in _rows(AuditEvent, user.id, AuditEvent.id)],
     }
+
+
+# Who acted, as the owner reads it: a role, never the person, their address or their device.
+_ROLES = {"client": None, "operator": "support", "cli": "administrator", "purge": "service"}
+
+
+def _by(actor: str | None) -> str | None:
+    """None for the requests made to the account itself (its sign-ins, refreshes)."""
+    if actor is None:
+        return None
+    kind, _, name = actor.partition(":")
+    role = _ROLES.get(kind, "service")
+    return role or name  # a service client is named for its job: `billing`, `support`
+
+
+def _event(event: AuditEvent) -> dict[str, Any]:
+    """What was done and when, and by whom as a role; where from only for the owner's own."""
+    shown: dict[str, Any] = {"at": _time(event.at), "event": event.event,
+                             "by": _by(event.actor), "changes": event.changes}
+    if event.actor is None:
+        shown |= {"ip": event.ip, "device": event.user_agent}
+    return shown

@@ -63,7 +63,8 @@ def schedule_deletion(user: User, client: ClientInfo) -> None:
     user.disabled_at = user.disabled_at or at  # what stops sign-in and tokens everywhere
     sessions.revoke_all(user.id, "account_deleted")
     sessions.note_account_changed(user.id)
-    audit.record("deletion_scheduled", client, user_id=user.id)
+    audit.record("deletion_scheduled", client, user_id=user.id,
+                 changes=audit.changed(deletion_scheduled=(False, True)))
     events.emit(EventType.USER_DELETION_SCHEDULED, user.id,
                 {"erase_after": erase_after(user)})
     schedule(MailJob.DELETION_SCHEDULED, {"user_id": user.id, "client": asdict(client)})
@@ -95,7 +96,8 @@ def restore(raw: str, client: ClientInfo) -> User:
     if user.disabled_at == user.deletion_scheduled_at:  # not disabled by an operator too
         user.disabled_at = None
     user.deletion_scheduled_at = None
-    audit.record("deletion_cancelled", client, user_id=user.id)
+    audit.record("deletion_cancelled", client, user_id=user.id,
+                 changes=audit.changed(deletion_scheduled=(True, False)))
     events.emit(EventType.USER_ENABLED, user.id)
     return user
 
@@ -134,7 +136,11 @@ def erase(user_id: str) -> None:
     db.session.execute(delete(PushedRequest).where(
         or_(*(PushedRequest.params.contains(n, autoescape=True) for n in needles))))
     db.session.execute(update(AuditEvent).where(AuditEvent.user_id == user_id)
-                       .values(ip=None, user_agent=None))
+                       .values(ip=None, user_agent=None, changes=None))
+    # An erased operator's address leaves the trail of what they did; their id stays.
+    db.session.execute(update(AuditEvent)
+                       .where(AuditEvent.actor == f"{audit.OPERATOR}{user_id}")
+                       .values(actor_email=None))
     events.forget_person(user_id)  # what a site needs to act on an event stays
     user.email = user.email_key = f"{user_id}@erased.invalid"
     user.full_name, user.password_hash, user.operator = "", None, False

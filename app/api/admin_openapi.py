@@ -34,8 +34,9 @@ IDEMPOTENT = ("Send an `Idempotency-Key` header to make a retry safe: a repeat w
               "key and body answers the first answer (with `Idempotent-Replayed: true`) and "
               "acts once; the same key with another body is 422 `idempotency_key_reused`. Keys "
               "are kept a day.")
-UNKNOWN_PLAN = ("422 `unknown_plan` (`errors` points at `#/plan`) when the service lists its "
-                "plans (SVC_PLANS) and `plan` is not one of them; its `detail` names them.")
+UNKNOWN_PLAN = ("422 `unknown_plan` (`errors` points at `#/plan`) when `plan` is not one of the "
+                "service's plans (SVC_PLANS, by default free, pro and team); its `detail` "
+                "names them.")
 
 
 def _op(method: str, path: str, operation_id: str, summary: str, scope: AdminScope,

@@ -92,7 +92,7 @@ assert NOT_A_PLAN is not None
 UNLISTED = "There is no plan gold: the plans are free, pro, team."
 PLANS = (NOT_A_PLAN, raised(plans.UnknownPlan(UNLISTED, [{"pointer": "#/plan",
                                                           "detail": UNLISTED}]),
-                            "unknown_plan (with SVC_PLANS=free,pro,team)"))
+                            "unknown_plan (the default SVC_PLANS, free,pro,team)"))
 
 
 # Request bodies, by the model that validates them: (summary, value) each.

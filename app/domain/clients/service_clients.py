@@ -85,7 +85,7 @@ def _of(row: ServiceClient) -> Service:
 
 def find(untrusted_name: str | None) -> Service | None:
     # Only a well-formed name reaches the database (PostgreSQL cannot even compare a NUL).
-    well_formed = untrusted_name is not None and sites.SITE_NAME.match(untrusted_name)
+    well_formed = untrusted_name is not None and sites.SITE_NAME.fullmatch(untrusted_name)
     row = db.session.get(ServiceClient, untrusted_name) if well_formed else None
     return _of(row) if row is not None else None
 

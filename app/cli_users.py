@@ -156,7 +156,7 @@ def disable(email: str) -> None:
 
     Its sessions end at once."""
     user = directory.require_by_email(email)
-    was_disabled = user.disabled_at is not None
+    was_disabled = user.disabled_by_operator
     actions.disable(user, CLI)
     click.echo(f"{user.email} was already disabled; any session left is revoked."
                if was_disabled else f"Disabled {user.email}; its sessions are revoked.")

@@ -28,7 +28,7 @@ NAME_WIDTH = 30
 @click.option("--name", "full_name", default="", help="Display name.")
 @click.option("--plan", default=None,
               help="Its plan (default: SVC_DEFAULT_PLAN, free unless set); one of SVC_PLANS "
-                   "when that is set.")
+                   "(free, pro, team unless set).")
 @friendly_errors
 def create_user(email: str, password: str | None, full_name: str, plan: str | None) -> None:
     """Create an account with a password.
@@ -138,8 +138,8 @@ def _since(yes: bool, at: datetime | None) -> str:
 def set_plan(email: str, plan: str) -> None:
     """Put an account on a plan.
 
-    PLAN is one of SVC_PLANS when that is set. Sites see it at once through verify, and in
-    the tokens of the next refresh."""
+    PLAN is one of SVC_PLANS (free, pro, team unless set). Sites see it at once through
+    verify, and in the tokens of the next refresh."""
     user = directory.require_by_email(email)
     if user.plan == plan:
         click.echo(f"{user.email} is already on plan {plan}.")
@@ -156,7 +156,7 @@ def disable(email: str) -> None:
 
     Its sessions end at once."""
     user = directory.require_by_email(email)
-    was_disabled = user.disabled_at is not None
+    was_disabled = user.disabled_by_operator
     actions.disable(user, CLI)
     click.echo(f"{user.email} was already disabled; any session left is revoked."
                if was_disabled else f"Disabled {user.email}; its sessions are revoked.")

@@ -13,6 +13,7 @@ from typing import Any
 from flask import Flask
 from limits import parse
 
+from app.domain.accounts.plans import DEFAULT_CATALOGUE
 from app.domain.accounts.plans import check_settings as check_plans
 from app.domain.clients.registration import check_settings as check_client_sites
 from app.domain.clock import system_clock
@@ -48,9 +49,9 @@ DEFAULTS: dict[str, Any] = {
     "WEBHOOK_RETRY_MAX_DELAY": 6 * 3600.0,
     "WEBHOOK_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
-    # Plans (app/domain/accounts/plans.py): the plans there are, comma-separated ("free,pro,team";
-    # None: any plan word), and the plan of a new account that is given none (one of PLANS).
-    "PLANS": None,
+    # Plans (app/domain/accounts/plans.py): the plans there are, comma-separated, and the plan of
+    # a new account that is given none (one of PLANS).
+    "PLANS": DEFAULT_CATALOGUE,
     "DEFAULT_PLAN": "free",
     "REDIS_URL": None,
     # With Redis: how long an instance may answer "is this session live" from its own cache.

@@ -61,11 +61,11 @@ DESCRIPTIONS: dict[str, str] = {
     "REQUIRE_EMAIL_CONFIRMATION": "Refuse sessions to accounts whose address is not confirmed "
                                   "(403 `email_not_confirmed`); sign-up then answers without "
                                   "tokens.",
-    "PLANS": "The plans there are, comma-separated (e.g. `free,pro,team`): the command line, the "
-             "admin API, the console and sign-up put no account on another (422 "
-             "`unknown_plan`). Unset: any plan word.",
+    "PLANS": "The plans there are, comma-separated: the command line, the admin API, the "
+             "console and sign-up put no account on another (422 `unknown_plan`). Unset or "
+             "empty: `free,pro,team`.",
     "DEFAULT_PLAN": "The plan of a new account that is given none (sign-up, a provider's first "
-                    "sign-in, `users create`); one of `SVC_PLANS` when that is set.",
+                    "sign-in, `users create`); one of `SVC_PLANS`.",
     "REDIS_URL": "Redis, for several instances: rate limits and the revoked-session set. "
                  "Unset: the database counts the limits and answers every session check.",
     "SESSION_CACHE_SECONDS": "With Redis: how long an instance may answer \"is this session "

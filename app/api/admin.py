@@ -25,7 +25,7 @@ from app.api.admin_shaping import (
     users_page_json,
 )
 from app.api.schemas import parse_body
-from app.api.shaping import no_store
+from app.api.shaping import NO_STORE, no_store
 from app.domain import deliveries
 from app.domain.admin import actions, activity, directory, idempotency
 from app.domain.admin.idempotency import Answer
@@ -81,7 +81,8 @@ def _audit_call(response: Response) -> Response:
 
 
 def _once(by: ClientInfo, act: Callable[[], Answer]) -> Response:
-    """A write's answer; with an Idempotency-Key, the first answer to that key and request."""
+    """A write's answer; with an Idempotency-Key, the first answer to that key and request.
+    Every write goes through here, so that no key is ever ignored."""
     untrusted_key = request.headers.get("Idempotency-Key")
     if untrusted_key is None:
         answer, replayed = act(), False
@@ -89,7 +90,8 @@ def _once(by: ClientInfo, act: Callable[[], Answer]) -> Response:
         answer, replayed = idempotency.answer_once(
             str(by.actor), idempotency.check_key(untrusted_key),
             idempotency.request_hash(request.method, request.path, request.get_data()), act)
-    response = no_store(answer.body or {}, answer.status)
+    response = (no_store(answer.body, answer.status) if answer.body is not None
+                else Response(status=answer.status, headers=NO_STORE))
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     return response
@@ -130,17 +132,20 @@ def update_user(user_id: str) -> Response:
     body = parse_body(UpdateUserBody)
     if body.full_name is not None:  # billing's scope changes the plan only
         by = _caller(AdminScope.USERS_WRITE)
-    user = actions.update(directory.require_user(user_id), by, full_name=body.full_name,
-                          plan=body.plan)
-    return no_store(admin_user_json(user))
+    return _once(by, lambda: Answer(200, admin_user_json(actions.update(
+        directory.require_user(user_id), by, full_name=body.full_name, plan=body.plan))))
 
 
 @bp.delete("/users/<user_id>")
 @ratelimits.admin
-def delete_user(user_id: str) -> tuple[Response, int]:
+def delete_user(user_id: str) -> Response:
     by = _caller(AdminScope.USERS_WRITE)
+    return _once(by, lambda: Answer(202, _deleted(user_id, by)))
+
+
+def _deleted(user_id: str, by: ClientInfo) -> dict[str, object]:
     user = actions.delete(directory.require_user(user_id), by)
-    return no_store({**admin_user_json(user), "erase_after": leaving.erase_after(user)}), 202
+    return {**admin_user_json(user), "erase_after": leaving.erase_after(user)}
 
 
 @bp.post("/users/<user_id>/disable")
@@ -163,16 +168,20 @@ def enable_user(user_id: str) -> Response:
 @ratelimits.admin
 def end_sessions(user_id: str) -> Response:
     by = _caller(AdminScope.SESSIONS_REVOKE)
-    ended = actions.end_sessions(directory.require_user(user_id), by)
-    return no_store({"sessions_ended": ended})
+    return _once(by, lambda: Answer(200, {"sessions_ended": actions.end_sessions(
+        directory.require_user(user_id), by)}))
 
 
 @bp.delete("/users/<user_id>/factors")
 @ratelimits.admin
 def clear_factors(user_id: str) -> Response:
     by = _caller(AdminScope.USERS_WRITE)
+    return _once(by, lambda: _factors_cleared(user_id, by))
+
+
+def _factors_cleared(user_id: str, by: ClientInfo) -> Answer:
     actions.clear_second_factors(directory.require_user(user_id), by)
-    return Response(status=204)
+    return Answer(204, None)
 
 
 @bp.post("/users/<user_id>/password-reset")

@@ -30,20 +30,25 @@ SCOPES = {
     AdminScope.SESSIONS_REVOKE: "End every session of an account.",
     AdminScope.AUDIT_READ: "Read an account's audit events.",
 }
-IDEMPOTENT = ("Send an `Idempotency-Key` header to make a retry safe: a repeat with the same "
-              "key and body answers the first answer (with `Idempotent-Replayed: true`) and "
-              "acts once; the same key with another body is 422 `idempotency_key_reused`. Keys "
-              "are kept a day.")
-UNKNOWN_PLAN = ("422 `unknown_plan` (`errors` points at `#/plan`) when the service lists its "
-                "plans (SVC_PLANS) and `plan` is not one of them; its `detail` names them.")
+IDEMPOTENT = ("Every write takes an `Idempotency-Key` header to make a retry safe: a repeat "
+              "with the same key, path and body answers the first answer (with "
+              "`Idempotent-Replayed: true`) and acts once, also when the two arrive at once "
+              "(the second waits for the first); the same key with another body or path is "
+              "422 `idempotency_key_reused`, one still being answered 409 "
+              "`idempotency_key_in_use`, a malformed key 400 `invalid_idempotency_key`. A "
+              "refusal is not kept. Keys are kept a day, per service client.")
+UNKNOWN_PLAN = ("422 `unknown_plan` (`errors` points at `#/plan`) when `plan` is not one of the "
+                "service's plans (SVC_PLANS, by default free, pro and team); its `detail` "
+                "names them.")
 
 
 def _op(method: str, path: str, operation_id: str, summary: str, scope: AdminScope,
         responses: dict[int, Any], **more: Any) -> Operation:
     if "{user_id}" in path:
         responses = {404: out.Problem, **responses}
-    if method == "post":  # a malformed Idempotency-Key; one used for another request or busy
+    if method != "get":  # a malformed Idempotency-Key; one used for another request or busy
         responses = {400: out.Problem, 409: out.Problem, 422: out.Problem, **responses}
+        more["description"] = " ".join(filter(None, (more.get("description"), IDEMPOTENT)))
     return Operation(method, PREFIX + path, operation_id, summary, TAG, responses,
                      admin_scope=scope, **more)
 
@@ -62,8 +67,7 @@ OPERATIONS = (
         AdminScope.USERS_WRITE, {201: doc.AdminUser, 409: out.Problem, 422: out.Problem},
         body=body.CreateUserBody,
         description="No password goes through the API: the owner gets a mail with a link to "
-                    "choose one (valid 7 days). Problems: 409 `email_taken`; " + UNKNOWN_PLAN
-                    + " " + IDEMPOTENT),
+                    "choose one (valid 7 days). Problems: 409 `email_taken`; " + UNKNOWN_PLAN),
     _op("get", "/users/{user_id}", "adminGetUser", "One account", AdminScope.USERS_READ,
         {200: doc.AdminUserProfile}, params=(USER_ID,)),
     _op("patch", "/users/{user_id}", "adminUpdateUser", "Change an account's name or plan",
@@ -82,10 +86,9 @@ OPERATIONS = (
                     "its owner restores it before."),
     _op("post", "/users/{user_id}/disable", "adminDisableUser",
         "Disable an account: its sessions end at once", AdminScope.USERS_WRITE,
-        {200: doc.AdminUser}, params=(USER_ID,), description=IDEMPOTENT),
+        {200: doc.AdminUser}, params=(USER_ID,)),
     _op("post", "/users/{user_id}/enable", "adminEnableUser", "Enable a disabled account",
-        AdminScope.USERS_WRITE, {200: doc.AdminUser}, params=(USER_ID,),
-        description=IDEMPOTENT),
+        AdminScope.USERS_WRITE, {200: doc.AdminUser}, params=(USER_ID,)),
     _op("delete", "/users/{user_id}/sessions", "adminEndSessions",
         "End every session of an account", AdminScope.SESSIONS_REVOKE,
         {200: doc.SessionsEnded}, params=(USER_ID,)),
@@ -94,7 +97,7 @@ OPERATIONS = (
         {204: None}, params=(USER_ID,)),
     _op("post", "/users/{user_id}/password-reset", "adminSendPasswordReset",
         "Mail the account a password-reset link", AdminScope.USERS_WRITE, {202: out.Detail},
-        params=(USER_ID,), description=IDEMPOTENT),
+        params=(USER_ID,)),
     _op("get", "/deliveries", "adminListDeliveries",
         "The latest deliveries of events to client sites", AdminScope.AUDIT_READ,
         {200: doc.AdminDeliveries, 422: out.Problem},

@@ -92,7 +92,7 @@ assert NOT_A_PLAN is not None
 UNLISTED = "There is no plan gold: the plans are free, pro, team."
 PLANS = (NOT_A_PLAN, raised(plans.UnknownPlan(UNLISTED, [{"pointer": "#/plan",
                                                           "detail": UNLISTED}]),
-                            "unknown_plan (with SVC_PLANS=free,pro,team)"))
+                            "unknown_plan (the default SVC_PLANS, free,pro,team)"))
 
 
 # Request bodies, by the model that validates them: (summary, value) each.
@@ -231,17 +231,17 @@ def _common(op: Operation, status: int) -> tuple[Example, ...]:
     if op.errors is out.OAuthError:
         return (oauth(503, "temporarily_unavailable", "The database does not answer"),
                 ) if status == 503 else ()
-    admin_post = op.admin_scope is not None and op.method == "post"
+    admin_write = op.admin_scope is not None and op.method != "get"  # takes Idempotency-Key
     common: dict[int, tuple[Example, ...]] = {
-        400: (raised(InvalidIdempotencyKey()),) if admin_post else (),
+        400: (raised(InvalidIdempotencyKey()),) if admin_write else (),
         401: (BEARER + ((raised(e.SessionRevoked()),) if op.bearer else ())
               if op.bearer or op.admin_scope else ()),
         403: (raised(e.InsufficientScope(str(op.admin_scope))),) if op.admin_scope else (),
         404: (raised(e.NotFound("No account has this id.")),) if op.admin_scope else (),
-        409: (raised(IdempotencyKeyInUse()),) if admin_post else (),
+        409: (raised(IdempotencyKeyInUse()),) if admin_write else (),
         413: (_http(413, op.method, "payload_too_large"),),
         422: (_invalid_body(op.body) if op.body else ()) + (
-            (raised(IdempotencyKeyReused()),) if admin_post else ()),
+            (raised(IdempotencyKeyReused()),) if admin_write else ()),
         429: (Example(429, "rate_limited", failure_body(Failure(429, "rate_limited", 60))),),
         503: (Example(503, "service_unavailable", failure_body(
             Failure(503, "service_unavailable", DEPENDENCY_RETRY_AFTER))),),

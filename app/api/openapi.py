@@ -262,7 +262,7 @@ def _operation(op: Operation) -> dict[str, Any]:
     spec["security"] = ([{"bearer": []}] if op.bearer
                          else [{"serviceClient": [op.admin_scope]}] if op.admin_scope
                          else [{"clientSecretBasic": []}, {}] if op.client_auth else [])
-    if op.admin_scope and op.method == "post":
+    if op.admin_scope and op.method != "get":  # every write of the admin API
         spec.setdefault("parameters", []).append(IDEMPOTENCY_KEY)
     return spec
 

@@ -26,11 +26,36 @@ def addresses_of(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddress
     return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in found]
 
 
+# Prefixes that carry an IPv4 address, which is where a packet sent to them ends up: 6to4
+# (2002::/16, in its second and third groups), NAT64's well-known prefix (64:ff9b::/96, in its
+# last 32 bits) and IPv4-mapped (::ffff:0:0/96). Each is judged as the address it carries.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+# Never a site's: NAT64 for a local network (RFC 8215), Teredo (the client's address is hidden
+# in it), the deprecated IPv4-compatible and site-local addresses.
+_NEVER = tuple(ipaddress.IPv6Network(net) for net in (
+    "64:ff9b:1::/48", "2001::/32", "::/96", "fec0::/10"))
+
+
+def _carried_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return None
+
+
 def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """Not loopback, private, link-local, multicast, reserved or unspecified (an IPv4 address
-    mapped into IPv6 is judged as itself)."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """Not loopback, private, link-local, site-local, multicast, reserved or unspecified. An
+    IPv6 address that carries an IPv4 one (mapped, 6to4, NAT64) is judged as that address;
+    Teredo and IPv4-compatible addresses are refused."""
+    if isinstance(address, ipaddress.IPv6Address):
+        carried = _carried_ipv4(address)
+        if carried is not None:
+            return is_public(carried)
+        if any(address in net for net in _NEVER):
+            return False
     return address.is_global and not (address.is_multicast or address.is_reserved)
 
 

@@ -19,3 +19,7 @@ class ServiceClient(Model):
     secret_hash: Mapped[str] = mapped_column(String(64))  # SHA-256 of 256 random bits
     scopes: Mapped[list[str]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # Random, new with each `clients add`, and carried by the client's tokens: a removed
+    # client's tokens never pass for those of a client added later under its name. ("" for
+    # clients added before tokens carried it, whose tokens carry none.)
+    registration: Mapped[str] = mapped_column(String(32), server_default="")

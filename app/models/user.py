@@ -35,6 +35,10 @@ class User(Model):
     # (password_is_the_holders, below).
     password_proved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Disabled by an operator (the admin API, the console, the CLI), not only by its owner's
+    # leaving: then the owner's restore link cancels the deletion but does not enable it.
+    disabled_by_operator: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                       server_default=false())
     # When its owner asked to leave: it signs in no more, and `flask purge` erases it once
     # SVC_ACCOUNT_DELETION_GRACE_DAYS have passed, unless the mailed link undoes it before.
     deletion_scheduled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -19,9 +19,10 @@ class Client:
     client is seen as a confidential third-party site with no redirect URI, that may only get
     a token for itself at the token endpoint."""
 
-    def __init__(self, site: Site, *, service: bool = False) -> None:
+    def __init__(self, site: Site, *, service: bool = False, registration: str = "") -> None:
         self.site = site
         self.service = service
+        self.registration = registration  # a service client's (service_clients.Service)
         self.client_id = site.client_id
         self.client_metadata = {"post_logout_redirect_uris": list(site.post_logout_redirect_uris)}
 
@@ -74,7 +75,7 @@ def query_client(client_id: str | None) -> Client | None:
         return None
     return Client(Site(service.name, (), (), client_secret_hash=service.secret_hash,
                        auth_method=service_clients.AUTH_METHOD, allowed_scopes=service.scopes,
-                       first_party=False), service=True)
+                       first_party=False), service=True, registration=service.registration)
 
 
 def client_of(request: OAuth2Request) -> Client:

@@ -253,8 +253,9 @@ class ClientGrant(ClientCredentialsGrant):
     @hooked
     def create_token_response(self) -> TokenResponse:
         scope = getattr(self.request, "granted_scope", "")
-        issued = authorization.issue_client_token(client_of(self.request).client_id, scope,
-                                                  client_info())
+        client = client_of(self.request)
+        issued = authorization.issue_client_token(client.client_id, scope, client_info(),
+                                                  client.registration)
         return 200, {"access_token": issued.token, "token_type": "Bearer",
                      "expires_in": tools().access_tokens.ttl, "scope": scope}, \
             self.TOKEN_RESPONSE_HEADER

@@ -70,9 +70,9 @@ class AdminApi:
     def _patch(self, token: str, user_id: str, plan: str, event_id: str) -> requests.Response:
         return self.http.patch(
             f"{self.url}/api/admin/v1/users/{quote(user_id, safe='')}", json={"plan": plan},
-            # svc-auth honours Idempotency-Key on POST only and ignores it on PATCH, which is
-            # idempotent by nature (a redelivery sets the same plan). Sent anyway: harmless, and
-            # it ties the call to the event should the service keep keys for PATCH too.
+            # The event id as Idempotency-Key: a redelivered event gets the first answer back
+            # and changes nothing, so it cannot undo a later plan change (svc-auth keeps keys
+            # on every admin write for a day).
             headers={"Authorization": f"Bearer {token}", "Idempotency-Key": event_id},
             timeout=TIMEOUT)
 

@@ -85,7 +85,7 @@ def test_the_console_says_the_plans_and_changes_nothing(app, user, make_user, cl
         assert db.session.get(User, user.id).plan == "basic"
 
 
-@pytest.mark.parametrize("settings", [{"PLANS": None}])  # any plan word will do
+@pytest.mark.parametrize("settings", [{"PLANS": None}])  # the default catalogue
 def test_a_plan_with_a_line_break_at_its_end_is_no_plan(app, settings):
     # (Python's `$` matches before a final line break; the console and the CLI reach check.)
     with app.app_context(), pytest.raises(plans.InvalidBody):

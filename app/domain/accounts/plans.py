@@ -1,6 +1,7 @@
-"""Plans: the word sites read in an account's tokens and in verify. What a plan word is, and,
-when the operator lists the plans (SVC_PLANS), that no account is put on any other: one rule for
-the CLI, the admin API and the console. New accounts get SVC_DEFAULT_PLAN."""
+"""Plans: the word sites read in an account's tokens and in verify. What a plan word is, and that
+no account is put on a plan outside the catalogue (SVC_PLANS, by default free, pro and team):
+one rule for the CLI, the admin API, the console and sign-up. New accounts get
+SVC_DEFAULT_PLAN, which the catalogue holds."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from flask import current_app
 
 from app.domain.errors import InvalidBody
 
+# The anchors are for the OpenAPI document's pattern; here it is always fullmatch (Python's `$`
+# matches before a final line break, so match would take "pro\n").
 PLAN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 WHAT_A_PLAN_IS = ("up to 32 lower-case letters, digits, dashes and underscores, starting with "
                   "a letter or a digit")
@@ -25,11 +28,11 @@ class UnknownPlan(InvalidBody):
 
 def check(plan: str, pointer: str = "#/plan") -> str:
     """`plan`, if an account may be put on it; InvalidBody, or UnknownPlan, saying why not."""
-    if not PLAN.fullmatch(plan):  # (not match: its `$` takes "pro\n")
+    if not PLAN.fullmatch(plan):
         reason = f"A plan is {WHAT_A_PLAN_IS}."
         raise InvalidBody(reason, [{"pointer": pointer, "detail": reason}])
     offered = catalogue()
-    if offered is not None and plan not in offered:
+    if plan not in offered:
         reason = f"There is no plan {plan}: the plans are {', '.join(offered)}."
         raise UnknownPlan(reason, [{"pointer": pointer, "detail": reason}])
     return plan
@@ -40,8 +43,8 @@ def default() -> str:
     return str(_as_read(current_app.config["DEFAULT_PLAN"]))
 
 
-def catalogue() -> tuple[str, ...] | None:
-    """The plans there are, or None when any plan word will do (SVC_PLANS unset)."""
+def catalogue() -> tuple[str, ...]:
+    """The plans there are (SVC_PLANS)."""
     return _words(current_app.config["PLANS"])
 
 
@@ -50,18 +53,21 @@ def _as_read(setting: object) -> object:
     return str(setting) if type(setting) is int else setting
 
 
-def _words(setting: object) -> tuple[str, ...] | None:
-    """SVC_PLANS as plan words ("free,pro,team", or a list from code); None when unset or
-    empty. ValueError saying what is wrong."""
+DEFAULT_CATALOGUE = "free,pro,team"
+
+
+def _words(setting: object) -> tuple[str, ...]:
+    """SVC_PLANS as plan words ("free,pro,team", or a list from code); the default catalogue
+    when unset or empty. ValueError saying what is wrong."""
     setting = _as_read(setting)
     if setting is None or (isinstance(setting, str) and not setting.strip()):
-        return None
+        setting = DEFAULT_CATALOGUE
     items = setting.split(",") if isinstance(setting, str) else setting
     if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
         raise ValueError("it is a list of plans")
     words = tuple(item.strip() for item in items)
     for word in words:
-        if not PLAN.match(word):
+        if not PLAN.fullmatch(word):
             raise ValueError(f"{word!r} is not a plan ({WHAT_A_PLAN_IS})")
     if len(set(words)) != len(words):
         raise ValueError("a plan is named twice")
@@ -76,9 +82,9 @@ def check_settings(config: Mapping[str, Any]) -> None:
         raise RuntimeError(f"SVC_PLANS must be plans separated by commas, such as "
                            f"\"free,pro,team\": {error}.") from None
     fallback = _as_read(config["DEFAULT_PLAN"])
-    if not isinstance(fallback, str) or not PLAN.match(fallback):
+    if not isinstance(fallback, str) or not PLAN.fullmatch(fallback):
         raise RuntimeError(f"SVC_DEFAULT_PLAN must be a plan: {WHAT_A_PLAN_IS}.")
-    if offered is not None and fallback not in offered:
+    if fallback not in offered:
         raise RuntimeError(f"SVC_DEFAULT_PLAN is {fallback}, which is not one of SVC_PLANS "
                            f"({', '.join(offered)}): new accounts would get a plan there is "
                            f"not. Add it to SVC_PLANS or set SVC_DEFAULT_PLAN to one of them.")

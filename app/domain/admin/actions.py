@@ -51,9 +51,10 @@ def update(user: User, by: ClientInfo, *, full_name: str | None = None,
 
 @writes
 def disable(user: User, by: ClientInfo) -> User:
-    """The account can no longer sign in, and its sessions end at once."""
-    if user.disabled_at is None:
-        user.disabled_at = now()
+    """The account can no longer sign in, and its sessions end at once; also one its owner is
+    leaving, whose restore link then leaves it disabled."""
+    if not user.disabled_by_operator:
+        user.disabled_by_operator, user.disabled_at = True, user.disabled_at or now()
         audit.record("account_disabled", by, user_id=user.id,
                      changes=audit.changed(disabled=(False, True)))
         events.emit(EventType.USER_DISABLED, user.id)
@@ -68,7 +69,7 @@ def enable(user: User, by: ClientInfo) -> User:
     if user.deletion_scheduled_at is not None:
         raise leaving.DeletionScheduled()
     if user.disabled_at is not None:
-        user.disabled_at = None
+        user.disabled_at, user.disabled_by_operator = None, False
         audit.record("account_enabled", by, user_id=user.id,
                      changes=audit.changed(disabled=(True, False)))
         events.emit(EventType.USER_ENABLED, user.id)

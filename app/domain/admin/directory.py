@@ -91,7 +91,7 @@ ACCOUNT_ID = re.compile(r"^[0-9a-f-]{1,36}$")  # what new_id makes: only such an
 
 
 def require_user(untrusted_id: str) -> User:
-    user = db.session.get(User, untrusted_id) if ACCOUNT_ID.match(untrusted_id) else None
+    user = db.session.get(User, untrusted_id) if ACCOUNT_ID.fullmatch(untrusted_id) else None
     if user is None:
         raise NotFound("No account has this id.")
     return user

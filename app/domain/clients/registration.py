@@ -104,7 +104,7 @@ def _check_client(registration: Registration) -> None:
 def _check_name(name: str, reserved: tuple[str, ...]) -> None:
     """A site's name is its client id, and a third-party client's tokens have it as their
     audience: one named like the family's (or the admin API's) audience would get their tokens."""
-    if not SITE_NAME.match(name):
+    if not SITE_NAME.fullmatch(name):
         raise InvalidBody("A site name is lower-case letters, digits and dashes.")
     if name in reserved:
         raise InvalidBody(f"{name} is the audience of the service's own tokens: choose another "
@@ -184,7 +184,7 @@ def _check_event_endpoints(entry: dict[str, Any], production: bool) -> None:
     secret = entry.get("webhook_secret")
     if ("webhook_url" in entry) != (secret is not None):
         raise ValueError("webhook_url and webhook_secret go together")
-    if secret is not None and not WEBHOOK_SECRET.match(str(secret)):
+    if secret is not None and not WEBHOOK_SECRET.fullmatch(str(secret)):
         raise ValueError("webhook_secret is whsec_ and 24 or more random bytes in base64")
 
 

@@ -5,6 +5,7 @@ no redirect URI and sign no person in, so they live apart from the sites."""
 from __future__ import annotations
 
 import hmac
+import secrets
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -16,6 +17,7 @@ from app.domain.clients import registration, sites
 from app.domain.clock import now
 from app.domain.errors import AuthError, InsufficientScope, InvalidBody, InvalidToken
 from app.domain.tokens import tokens
+from app.domain.tokens.tokens import ClientClaims
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import ServiceClient
@@ -38,6 +40,7 @@ class Service:
     name: str
     scopes: tuple[str, ...]
     secret_hash: str
+    registration: str  # new with each `add`; its tokens carry it
 
     @property
     def client_id(self) -> str:
@@ -50,11 +53,11 @@ class Service:
 def authenticate(untrusted_token: str, needed: AdminScope, *or_: AdminScope) -> Service:
     """The service client behind an admin API token, if the token holds `needed` (or one of
     `or_`): InvalidToken for anything but a live token of a registered service client (a
-    person's, an ID token, a site's own, a removed client's), InsufficientScope naming
-    `needed` for one without the scope."""
+    person's, an ID token, a site's own, a removed client's, even once another is added under
+    its name), InsufficientScope naming `needed` for one without the scope."""
     claims = tools().access_tokens.verify_client_token(
         untrusted_token, now(), current_app.config["ADMIN_AUDIENCE"])
-    service = find(claims.client_id)
+    service = _issued_to(claims)
     if service is None:
         raise InvalidToken()
     held = claims.scopes & set(service.scopes)  # a scope removed since stops at once
@@ -64,13 +67,24 @@ def authenticate(untrusted_token: str, needed: AdminScope, *or_: AdminScope) -> 
 
 
 def caller_of(untrusted_token: str) -> str | None:
-    """The client id of a valid admin token (whatever its scopes), for counting its requests."""
+    """The client id of a valid admin token (whatever its scopes), for counting its requests:
+    never a removed client's, whose requests must not use up its successor's budget."""
     try:
         claims = tools().access_tokens.verify_client_token(
             untrusted_token, now(), current_app.config["ADMIN_AUDIENCE"])
     except AuthError:
         return None
-    return claims.client_id
+    service = _issued_to(claims)
+    return service.client_id if service is not None else None
+
+
+def _issued_to(claims: ClientClaims) -> Service | None:
+    """The registered service client the token was issued to, if it still is registered: not
+    one added later under the same name."""
+    service = find(claims.client_id)
+    if service is None or not hmac.compare_digest(claims.registration, service.registration):
+        return None
+    return service
 
 
 @dataclass(frozen=True)
@@ -80,12 +94,12 @@ class Registered:
 
 
 def _of(row: ServiceClient) -> Service:
-    return Service(row.name, tuple(row.scopes), row.secret_hash)
+    return Service(row.name, tuple(row.scopes), row.secret_hash, row.registration)
 
 
 def find(untrusted_name: str | None) -> Service | None:
     # Only a well-formed name reaches the database (PostgreSQL cannot even compare a NUL).
-    well_formed = untrusted_name is not None and sites.SITE_NAME.match(untrusted_name)
+    well_formed = untrusted_name is not None and sites.SITE_NAME.fullmatch(untrusted_name)
     row = db.session.get(ServiceClient, untrusted_name) if well_formed else None
     return _of(row) if row is not None else None
 
@@ -113,7 +127,8 @@ def add(name: str, scopes: list[str]) -> Registered:
                           "or `clients rotate-secret`.")
     secret = tokens.new_secret()
     row = ServiceClient(name=name, secret_hash=tokens.hash_secret(secret),
-                        scopes=checked_scopes(scopes), created_at=now())
+                        scopes=checked_scopes(scopes), created_at=now(),
+                        registration=secrets.token_hex(16))
     db.session.add(row)
     db.session.flush()
     return Registered(_of(row), secret)
@@ -133,7 +148,8 @@ def rotate_secret(name: str) -> str:
 
 @writes
 def remove(name: str) -> bool:
-    """Remove a service client: its tokens stop at once (the admin API asks for it each call)."""
+    """Remove a service client: its tokens stop at once (the admin API asks for it each call),
+    and for good: a client added later under the name has another registration."""
     row = db.session.get(ServiceClient, name)
     if row is None:
         return False

@@ -93,7 +93,7 @@ class Site:
 
 def site_logo(name: str) -> tuple[str, bytes] | None:
     """A registered site's logo: its media type and bytes (checked when it was registered)."""
-    row = db.session.get(ClientSite, name) if SITE_NAME.match(name) else None
+    row = db.session.get(ClientSite, name) if SITE_NAME.fullmatch(name) else None
     if row is None or row.logo is None or row.logo_type is None:
         return None
     return row.logo_type, row.logo

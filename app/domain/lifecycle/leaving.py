@@ -87,18 +87,20 @@ def restore_link_mail(job: Job) -> Message | None:
 @writes
 def restore(raw: str, client: ClientInfo) -> User:
     """The mailed link, within the grace period: the account is back as it was (sessions
-    ended stay ended)."""
+    ended stay ended, and an operator's disable holds: it stays disabled, and no
+    user.enabled goes out)."""
     row = mailed_links.live(raw, UNDO)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or user.deletion_scheduled_at is None \
             or not mailed_links.claim(row):
         raise InvalidConfirmationToken()
-    if user.disabled_at == user.deletion_scheduled_at:  # not disabled by an operator too
+    if not user.disabled_by_operator:
         user.disabled_at = None
     user.deletion_scheduled_at = None
     audit.record("deletion_cancelled", client, user_id=user.id,
                  changes=audit.changed(deletion_scheduled=(True, False)))
-    events.emit(EventType.USER_ENABLED, user.id)
+    if user.disabled_at is None:
+        events.emit(EventType.USER_ENABLED, user.id)
     return user
 
 

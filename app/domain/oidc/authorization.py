@@ -187,7 +187,8 @@ CLIENT_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type)
 
 
 @writes
-def issue_client_token(client_id: str, scope: str, client: ClientInfo) -> tokens.AccessToken:
+def issue_client_token(client_id: str, scope: str, client: ClientInfo,
+                       registration: str = "") -> tokens.AccessToken:
     """An access token for a confidential client itself (client_credentials), for the admin
     API. Its audience is SVC_ADMIN_AUDIENCE, never the client sites' shared one, so no site
     can take it for a person's token (its `sub` is the client id), and /verify refuses it."""
@@ -196,6 +197,8 @@ def issue_client_token(client_id: str, scope: str, client: ClientInfo) -> tokens
     claims = {"iss": signer.issuer, "aud": current_app.config["ADMIN_AUDIENCE"],
               "sub": client_id, "client_id": client_id, "scope": scope,
               "jti": tokens.new_secret(), "iat": iat, "nbf": iat, "exp": iat + signer.ttl}
+    if registration:  # a service client's: the admin API asks that it is still the same one
+        claims[tokens.REGISTRATION_CLAIM] = registration
     audit.record("client_token_issued", replace(client, actor=f"client:{client_id}"))
     return tokens.AccessToken(signer.sign(claims, CLIENT_TOKEN_TYPE), iat + signer.ttl)
 

@@ -27,6 +27,7 @@ from app.infra.keys import Keyring, SigningKey
 ACCESS_TOKEN_TYPE = "at+jwt"  # noqa: S105 (a media type, not a secret)
 MAX_TOKEN_LENGTH = 4096
 _REQUIRED_CLAIMS = ("iss", "aud", "sub", "jti", "iat", "nbf", "exp")  # and a person's: sid
+REGISTRATION_CLAIM = "client_registration"  # a service client's token: which registration
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class ClientClaims:
     issued_at: int
     not_before: int
     expires_at: int
+    registration: str = ""  # the service client's registration it was issued to
 
 
 Timed = AccessClaims | ClientClaims
@@ -202,8 +204,12 @@ def _client_claims_from(payload: dict[str, Any]) -> ClientClaims:
     if any(type(t) is not int for t in times) or not isinstance(client_id, str) \
             or payload["sub"] != client_id or not isinstance(scope, str) or "sid" in payload:
         raise InvalidToken()
+    registration = payload.get(REGISTRATION_CLAIM, "")
+    if not isinstance(registration, str):
+        raise InvalidToken()
     return ClientClaims(client_id=client_id, scopes=frozenset(scope.split()),
-                        issued_at=times[0], not_before=times[1], expires_at=times[2])
+                        issued_at=times[0], not_before=times[1], expires_at=times[2],
+                        registration=registration)
 
 
 # Opaque secrets: refresh tokens, mailed links -----------------------------------------------------

@@ -20,7 +20,6 @@ The report goes to stdout and to --out (default bench/results/scale-<date>.md).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -30,7 +29,6 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from flask import Flask  # noqa: E402
 from flask_migrate import upgrade  # noqa: E402
-from sqlalchemy import event, func, select  # noqa: E402
+from sqlalchemy import func, select  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app.domain import deliveries  # noqa: E402
@@ -53,6 +51,7 @@ from app.extensions import db  # noqa: E402
 from app.infra.live_sessions import _LIVE_ACCOUNT  # noqa: E402
 from app.models import User  # noqa: E402
 from tests.infra.postgres import PostgresServer, start_postgres  # noqa: E402
+from tests.support import plans  # noqa: E402
 
 FIRST = ["Anna", "Ben", "Carla", "David", "Emma", "Felix", "Greta", "Hugo", "Ida", "Jonas",
          "Klara", "Leo", "Mia", "Noah", "Olga", "Paul", "Rosa", "Sami", "Tara", "Umar", "Vera",
@@ -62,7 +61,6 @@ LAST = ["Schmidt", "Müller", "Rossi", "García", "Dubois", "Novak", "Kowalski",
         "Weber", "Ahmed", "Hansen", "Romano", "Petrov", "Lindqvist", "Brennan", "Kaplan",
         "Mendes", "Fontaine", "Vogel", "Sato"]
 DOMAINS = ("example.com", "mail.example", "post.example.org", "corp.example.net")
-SITES = ("shop", "forum", "wiki")
 START = datetime(2023, 1, 1, tzinfo=UTC)
 NEEDLE = ("Wilhelmina", "Zyzzkowska")  # one person: the support desk looks for a part of her name
 BUSY_SESSIONS = 5000
@@ -89,36 +87,6 @@ def _users(count: int, rng: random.Random) -> Iterator[tuple[Any, ...]]:
 USER_COLUMNS = ("id, email, email_key, full_name, password_hash, plan, email_verified, "
                 "email_verified_at, created_at, disabled_at, language, operator")
 
-# The rest, from the accounts, in the order things happened (ids follow time, as in service).
-CHILDREN = (
-    """INSERT INTO sessions (id, user_id, provider, created_at, last_used_at, expires_at, ip,
-           user_agent)
-       SELECT gen_random_uuid()::text, id, 'password', created_at, created_at,
-              created_at + interval '3650 days', '192.0.2.1', 'bench' FROM users""",
-    """INSERT INTO audit_events (at, event, user_id, ip)
-       SELECT u.created_at + k * interval '1 day', 'login', u.id, '192.0.2.1'
-       FROM users u, generate_series(0, 4) k ORDER BY 1""",
-    """INSERT INTO account_events (id, type, user_id, occurred_at, data, dispatched_at)
-       SELECT 'evt_' || md5(u.id || k), 'user.updated', u.id, u.created_at + k * interval '1 day',
-              '{}', u.created_at + k * interval '1 day'
-       FROM users u, generate_series(0, 4) k""",
-    """INSERT INTO event_deliveries (id, kind, event_id, site, sid, status, attempts,
-           next_attempt_at, created_at, finished_at)
-       SELECT gen_random_uuid()::text, 'webhook', e.id,
-              (ARRAY['shop', 'forum', 'wiki'])[1 + abs(hashtext(e.id)) % 3], '',
-              CASE WHEN abs(hashtext(e.id || 's')) % 200 = 0 THEN 'failed' ELSE 'sent' END, 1,
-              e.occurred_at, e.occurred_at, e.occurred_at
-       FROM account_events e WHERE abs(hashtext(e.id)) % 25 < 6""",
-    """INSERT INTO mail_jobs (id, kind, payload, status, attempts, next_attempt_at, created_at,
-           finished_at)
-       SELECT gen_random_uuid()::text, 'confirm_email', '{}', 'sent', 1, created_at, created_at,
-              created_at FROM users""",
-    """INSERT INTO mail_jobs (id, kind, payload, status, attempts, next_attempt_at, created_at)
-       SELECT gen_random_uuid()::text, 'new_device', '{}', 'pending', 0,
-              now() + k * interval '1 second', now() FROM generate_series(1, 500) k""",
-)
-
-
 def load(server: PostgresServer, name: str, count: int, work: Path) -> str:
     """A migrated database of `count` accounts; its URL."""
     with server.connect(autocommit=True) as connection:
@@ -138,7 +106,7 @@ def load(server: PostgresServer, name: str, count: int, work: Path) -> str:
             for row in _users(count, rng):
                 copy.write_row(row)
         _log(f"{name}: {count:,} accounts copied in {time.monotonic() - started:.0f} s")
-        for statement in CHILDREN:
+        for statement in plans.FROM_ACCOUNTS:
             connection.execute(statement)
         busy = connection.execute("SELECT id FROM users ORDER BY email_key LIMIT 1").fetchone()
         connection.execute(  # one account signed in on many devices
@@ -170,43 +138,13 @@ class Figure:
     plans: list[str] = field(default_factory=list)
 
 
-def _scanned(node: dict[str, Any]) -> int:
-    """Rows the scans of a plan read: returned, or removed by a filter or a recheck."""
-    own = 0
-    if "Scan" in node["Node Type"] and node["Node Type"] != "Bitmap Index Scan":
-        own = (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)
-               + node.get("Rows Removed by Index Recheck", 0)) * node.get("Actual Loops", 1)
-    return own + sum(_scanned(child) for child in node.get("Plans", []))
-
-
-@contextmanager
-def _captured(app: Flask) -> Iterator[list[tuple[str, Any]]]:
-    sent: list[tuple[str, Any]] = []
-
-    def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
-            sent.append((statement, parameters))
-
-    with app.app_context():
-        engine = db.engine
-    event.listen(engine, "before_cursor_execute", keep)
-    try:
-        yield sent
-    finally:
-        event.remove(engine, "before_cursor_execute", keep)
-
-
 def measure(app: Flask, run: Callable[[], object]) -> Figure:
-    with app.test_request_context(), _captured(app) as sent:
-        run()
-        db.session.rollback()
+    sent = plans.statements_of(app, run)
     figure = Figure(statements=len(sent))
     with app.app_context(), db.engine.connect() as connection:
         for statement, parameters in sent:
-            explained = connection.exec_driver_sql(
-                "EXPLAIN (ANALYZE, FORMAT JSON) " + statement, parameters).scalar()
-            plan = (explained if isinstance(explained, list) else json.loads(explained))[0]
-            figure.rows += _scanned(plan["Plan"])
+            figure.rows += plans.explain(connection, (statement, parameters),
+                                         analyze=True).scanned
             times = []
             for _ in range(5):
                 started = time.perf_counter()

@@ -33,12 +33,12 @@ ACCOUNTS = 3000
 ACCOUNTS_SQL = f"""
     INSERT INTO users (id, email, email_key, full_name, plan, email_verified, created_at,
                        disabled_at, language, operator)
-    SELECT gen_random_uuid()::text, 'person' || i || '@example.com', 'person' || i || '@example.com',
-           'Person ' || md5(i::text),
+    SELECT gen_random_uuid()::text, 'person' || i || '@example.com',
+           'person' || i || '@example.com', 'Person ' || md5(i::text),
            CASE WHEN i % 100 = 0 THEN 'enterprise' WHEN i % 10 = 0 THEN 'pro' ELSE 'free' END,
            true, timestamptz '2025-01-01' + i * interval '1 hour',
            CASE WHEN i % 50 = 0 THEN timestamptz '2026-01-01' END, 'de', false
-    FROM generate_series(1, {ACCOUNTS}) i"""
+    FROM generate_series(1, {ACCOUNTS}) i"""  # noqa: S608 (a number of ours)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from app.domain import deliveries
 from app.domain.accounts import emails
@@ -22,10 +22,11 @@ from app.domain.admin import activity, directory
 from app.domain.admin.pages import cursor_of
 from app.domain.mail import outbox_ops
 from app.extensions import db
+from app.infra.live_sessions import _LIVE_ACCOUNT
 from app.models import User
 from tests.support.apps import FakeClock, build_app, dispose_app
 from tests.support.databases import build_schema, selected_kinds
-from tests.support.plans import FROM_ACCOUNTS, Plan, explain, statements_of
+from tests.support.plans import FROM_ACCOUNTS, Plan, Sent, captured, explain, statements_of
 
 pytestmark = pytest.mark.skipif("postgresql" not in selected_kinds(),
                                 reason="plans are PostgreSQL's (SVC_TEST_DATABASE=postgresql)")
@@ -41,6 +42,13 @@ ACCOUNTS_SQL = f"""
     FROM generate_series(1, {ACCOUNTS}) i"""  # noqa: S608 (a number of ours)
 
 
+# The oldest account, signed in on 2,000 devices.
+BUSY_SQL = """
+    INSERT INTO sessions (id, user_id, provider, created_at, last_used_at, expires_at)
+    SELECT gen_random_uuid()::text, (SELECT id FROM users ORDER BY created_at LIMIT 1),
+           'password', now(), now(), now() + interval '30 days' FROM generate_series(1, 2000)"""
+
+
 @pytest.fixture(scope="module")
 def app(postgres_server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
     name = f"t_plans_{uuid.uuid4().hex[:12]}"
@@ -51,7 +59,7 @@ def app(postgres_server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[F
     url = postgres_server.url(name)
     build_schema(folder, url)
     with postgres_server.connect(name) as connection:
-        for statement in (ACCOUNTS_SQL, *FROM_ACCOUNTS):
+        for statement in (ACCOUNTS_SQL, *FROM_ACCOUNTS, BUSY_SQL):
             connection.execute(statement)
         connection.commit()
     with postgres_server.connect(name, autocommit=True) as connection:
@@ -62,11 +70,18 @@ def app(postgres_server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[F
     postgres_server.drop_database(name)
 
 
-def plans_of(app: Flask, run: Callable[[], object]) -> list[Plan]:
+@pytest.fixture(params=["custom", "generic"])
+def generic(request: pytest.FixtureRequest) -> bool:
+    """Each statement's plan for its parameters, and the generic plan PostgreSQL may keep for
+    it once psycopg has prepared it (after 5 runs on a connection)."""
+    return bool(request.param == "generic")
+
+
+def plans_of(app: Flask, run: Callable[[], object], generic: bool = False) -> list[Plan]:
     sent = statements_of(app, run)
     with app.app_context(), db.engine.connect() as connection:
         connection.exec_driver_sql("SET enable_seqscan = off")
-        found = [explain(connection, statement) for statement in sent]
+        found = [explain(connection, statement, generic=generic) for statement in sent]
         connection.rollback()
     return found
 
@@ -98,9 +113,9 @@ def _one(plans: list[Plan]) -> Plan:
     return plans[0]
 
 
-def test_a_mails_language_is_found_by_the_address_index(app):
+def test_a_mails_language_is_found_by_the_address_index(app, generic):
     address = _middle(app).email
-    plan = _one(plans_of(app, lambda: emails.reset_password(address, "token", 30)))
+    plan = _one(plans_of(app, lambda: emails.reset_password(address, "token", 30), generic))
     assert plan.indexes == {"ix_users_email"}
 
 
@@ -146,15 +161,50 @@ def test_the_support_search_reads_the_trigram_index(app, part):
     assert "ix_users_search_trgm" in plan.indexes
 
 
-def test_an_accounts_events_are_read_from_its_own_entries(app):
+def test_the_lists_of_accounts_are_planned_for_their_values_each_time(app):
+    """A generic plan (any values) of a search or of a rare plan's page walks every account in
+    creation order: the lists ask PostgreSQL for a plan of their own values, every time."""
+    with app.test_request_context(), captured(app, ("SET", "SELECT")) as sent:
+        directory.search_users(directory.Search(text="person", plan="pro"), 50)
+        db.session.rollback()
+    assert [statement for statement, _ in sent] == [
+        "SET LOCAL plan_cache_mode = force_custom_plan", sent[1][0]]
+    assert sent[1][0].startswith("SELECT")
+
+
+def test_a_sessions_check_reads_that_session_alone_in_a_generic_plan_too(app, generic):
+    """verify's look-up on a cache miss (app/infra/live_sessions.py), prepared by psycopg:
+    by the session's key, never through the account's sessions (2,000 here)."""
+    with app.app_context():
+        busy, session_id = db.session.execute(text(
+            "SELECT user_id, id FROM sessions WHERE user_id = "
+            "(SELECT id FROM users ORDER BY created_at LIMIT 1) LIMIT 1")).one()
+        db.session.rollback()
+    assert _LIVE_ACCOUNT.selected_columns[0].name == "id"  # the account's id, compared after
+    sent = statements_of(app, lambda: db.session.execute(
+        _LIVE_ACCOUNT, {"session_id": session_id, "at": datetime.now(UTC)}).one())
+    with app.app_context(), db.engine.connect() as connection:
+        plan = explain(connection, _one_sent(sent), analyze=True, generic=generic)
+    assert "pk_sessions" in plan.indexes and "ix_sessions_user_id" not in plan.indexes
+    assert plan.scanned <= 3  # the session, its account, its identities (none)
+    assert busy
+
+
+def _one_sent(sent: list[Sent]) -> Sent:
+    assert len(sent) == 1, sent
+    return sent[0]
+
+
+def test_an_accounts_events_are_read_from_its_own_entries(app, generic):
     oldest = _oldest_id(app)  # all its events are older than everyone else's
     plan = _one(plans_of(app, lambda: activity.account_events(
-        oldest, activity.EventFilter(), 50)))
+        oldest, activity.EventFilter(), 50), generic))
     assert plan.indexes == {"ix_audit_events_user_id_id"}
     with app.app_context(), db.engine.connect() as connection:
         (sent,) = statements_of(app, lambda: activity.account_events(
             oldest, activity.EventFilter(), 50))
-        assert explain(connection, sent, analyze=True).scanned == 5  # its own, no one else's
+        assert explain(connection, sent, analyze=True,
+                       generic=generic).scanned == 5  # its own, no one else's
 
 
 @pytest.mark.parametrize(("where", "index"), [
@@ -162,8 +212,8 @@ def test_an_accounts_events_are_read_from_its_own_entries(app):
     ({"site": "shop"}, "ix_event_deliveries_site_created_at_id"),
     ({"status": "failed"}, "ix_event_deliveries_status_created_at_id"),
 ])
-def test_the_latest_deliveries_are_read_backwards_from_an_index(app, where, index):
-    plan = _one(plans_of(app, lambda: deliveries.recent(**where)))
+def test_the_latest_deliveries_are_read_backwards_from_an_index(app, where, index, generic):
+    plan = _one(plans_of(app, lambda: deliveries.recent(**where), generic))
     assert index in plan.indexes
     assert "Sort" not in plan.kinds
 
@@ -174,7 +224,9 @@ def test_the_outbox_gauges_read_the_waiting_jobs_only(app):
                          for plan in plans)
     with app.app_context(), db.engine.connect() as connection:
         for statement in statements_of(app, outbox_ops.waiting):
-            assert explain(connection, statement, analyze=True).scanned <= 500  # the backlog
+            for generic in (False, bool(statement[1])):  # once prepared too
+                assert explain(connection, statement, analyze=True,
+                               generic=generic).scanned <= 500  # the backlog
         total = connection.execute(select(func.count()).select_from(
             db.metadata.tables["mail_jobs"])).scalar()
     assert total == ACCOUNTS + 500

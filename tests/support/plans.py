@@ -5,12 +5,15 @@ on the engine, and each one's plan (EXPLAIN), with what its scans read. The plan
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
+from psycopg import sql
 from sqlalchemy import Connection, event
 
 from app.extensions import db
@@ -51,12 +54,12 @@ FROM_ACCOUNTS = (
 
 
 @contextmanager
-def captured(app: Flask) -> Iterator[list[Sent]]:
-    """The SELECT statements sent to the app's engine while the block runs."""
+def captured(app: Flask, kinds: tuple[str, ...] = ("SELECT", "WITH")) -> Iterator[list[Sent]]:
+    """The statements (by default the SELECTs) sent to the app's engine while the block runs."""
     sent: list[Sent] = []
 
     def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
+        if statement.lstrip().upper().startswith(kinds):
             sent.append((statement, parameters))
 
     with app.app_context():
@@ -105,8 +108,39 @@ class Plan:
                    if "Scan" in node["Node Type"] and node["Node Type"] != "Bitmap Index Scan")
 
 
-def explain(connection: Connection, sent: Sent, *, analyze: bool = False) -> Plan:
-    statement, parameters = sent
+def explain(connection: Connection, sent: Sent, *, analyze: bool = False,
+            generic: bool = False) -> Plan:
+    """The plan of a statement as sent, or (`generic`) the generic plan PostgreSQL may keep for
+    it once prepared: psycopg prepares a statement a connection has run 5 times, and the server
+    may then plan it once for any parameters."""
     options = "ANALYZE, FORMAT JSON" if analyze else "FORMAT JSON"
-    found = connection.exec_driver_sql(f"EXPLAIN ({options}) {statement}", parameters).scalar()
+    if not generic:
+        found = connection.exec_driver_sql(f"EXPLAIN ({options}) {sent[0]}", sent[1]).scalar()
+        return Plan((found if isinstance(found, list) else json.loads(found))[0]["Plan"])
+    numbered, values = _numbered(sent)
+    name = f"plan_{uuid.uuid4().hex}"
+    connection.exec_driver_sql("SET plan_cache_mode = force_generic_plan")
+    connection.exec_driver_sql(f"PREPARE {name} AS {numbered}")
+    try:
+        driver = connection.connection.driver_connection
+        arguments = sql.SQL(", ").join(sql.Literal(value) for value in values)
+        found = driver.execute(sql.SQL("EXPLAIN ({}) EXECUTE {}({})").format(
+            sql.SQL(options), sql.Identifier(name), arguments)).fetchone()[0]
+    finally:
+        connection.exec_driver_sql(f"DEALLOCATE {name}")
+        connection.exec_driver_sql("RESET plan_cache_mode")
     return Plan((found if isinstance(found, list) else json.loads(found))[0]["Plan"])
+
+
+def _numbered(sent: Sent) -> tuple[str, list[Any]]:
+    """The statement with $1, $2... for its named parameters (as PREPARE takes it)."""
+    statement, parameters = sent
+    order: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in order:
+            order.append(match.group(1))
+        return f"${order.index(match.group(1)) + 1}"
+
+    numbered = re.sub(r"%\((\w+)\)s", number, statement)
+    return numbered, [parameters[name] for name in order]

@@ -131,7 +131,7 @@ def test_the_console_searches_with_q_and_keeps_it_on_the_next_page(app, operator
 def test_the_console_says_what_is_wrong_with_q(operator, people, q):  # noqa: F811
     browser, _account, _secret = operator
     answer = browser.get("/admin", query_string={"q": q})
-    assert answer.status_code == 400
+    assert answer.status_code == 422
     assert "Search for 3 to 254 characters." in answer.text
     assert 'name="q"' in answer.text  # the form, to try again
 

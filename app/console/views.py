@@ -83,7 +83,7 @@ def search() -> str | tuple[str, int]:
             limit=50, cursor=untrusted.get("cursor", "")[:512] or None)
     except InvalidBody as error:  # the page says what to change, with the form as it was
         return render_template("console/search.html", page=Page([], None), query=untrusted,
-                               refused=error.detail), 400
+                               refused=error.detail), 422
     return render_template("console/search.html", page=found, query=untrusted)
 
 

@@ -42,7 +42,8 @@ def create_user(email: str, password: str | None, full_name: str, plan: str | No
 
 @users.command("list")
 @click.option("--search", "words", default=None,
-              help="Only accounts with this text in their address or name (any case).")
+              help="Only accounts with this text in their address, name or id (any case; "
+                   "3 characters or more).")
 @click.option("--plan", default=None, help="Only accounts on this plan.")
 @click.option("--disabled/--active", "disabled", default=None,
               help="Only disabled accounts, or only active ones (default: both).")

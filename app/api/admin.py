@@ -104,7 +104,7 @@ def list_users() -> Response:
     query = parse_query(UsersQuery)
     page = directory.search_users(
         directory.Search(query.email, query.plan, query.status, query.created_after,
-                         query.created_before), query.limit, query.cursor)
+                         query.created_before, text=query.q), query.limit, query.cursor)
     trail.saw([user.id for user in page.items])
     return no_store(users_page_json(page))
 

@@ -9,6 +9,7 @@ from app.api import admin_documents as doc
 from app.api import admin_schemas as body
 from app.api import documents as out
 from app.api.operation import Operation, Param
+from app.domain.admin.directory import LONGEST_TEXT, SHORTEST_TEXT
 from app.domain.admin.pages import MAX_PAGE
 from app.domain.clients.service_clients import AdminScope
 
@@ -56,13 +57,20 @@ def _op(method: str, path: str, operation_id: str, summary: str, scope: AdminSco
 OPERATIONS = (
     _op("get", "/users", "adminListUsers", "List and search accounts", AdminScope.USERS_READ,
         {200: doc.AdminUsersPage, 422: out.Problem},
-        params=(Param("email", description="A prefix of the address."),
+        params=(Param("q", description=(
+                    f"Text in the address, the name or the id, in any case ({SHORTEST_TEXT} to "
+                    f"{LONGEST_TEXT} characters): a part of any of them, e.g. a surname or the "
+                    "first characters of an id. `%` and `_` are themselves, not wildcards."),
+                    schema={"type": "string", "minLength": SHORTEST_TEXT,
+                            "maxLength": LONGEST_TEXT}),
+                Param("email", description="A prefix of the address."),
                 Param("plan"), Param("status", schema={"type": "string",
                                                         "enum": ["active", "disabled"]}),
                 Param("created_after", schema=TIME), Param("created_before", schema=TIME),
                 *PAGING),
         description="Oldest first, in a stable order: accounts created while a client pages "
-                    "through neither repeat nor hide others."),
+                    "through neither repeat nor hide others. The filters combine (all must "
+                    "hold); a `q` that is too short or too long is a 422 problem."),
     _op("post", "/users", "adminCreateUser", "Create an account and invite its owner",
         AdminScope.USERS_WRITE, {201: doc.AdminUser, 409: out.Problem, 422: out.Problem},
         body=body.CreateUserBody,

@@ -18,7 +18,7 @@ from pydantic import (
 
 from app.api.schemas import Body, Email, Text, error_pointers
 from app.domain.accounts import plans
-from app.domain.admin.directory import Status
+from app.domain.admin.directory import LONGEST_TEXT, SHORTEST_TEXT, Status
 from app.domain.admin.pages import MAX_PAGE
 from app.domain.errors import InvalidBody
 
@@ -74,6 +74,11 @@ class Query(BaseModel):
 class UsersQuery(Query):
     email: Annotated[Text, Field(max_length=320, description="A prefix of the address.")] \
         | None = None
+    q: Annotated[Text, Field(
+        min_length=SHORTEST_TEXT, max_length=LONGEST_TEXT,
+        description=f"Text in the address, the name or the id, in any case: a part of any of "
+                    f"them ({SHORTEST_TEXT} to {LONGEST_TEXT} characters; % and _ are "
+                    f"themselves, not wildcards).")] | None = None
     plan: Plan | None = None
     status: Status | None = None
     created_after: Time | None = None

@@ -15,6 +15,7 @@ from app.console.blueprint import bp
 from app.domain import text
 from app.domain.admin import actions, activity, directory, operators
 from app.domain.admin.directory import Status
+from app.domain.admin.pages import Page
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidBody, InvalidSecondFactor, StepUpRequired
 from app.domain.sessions import sessions
@@ -71,14 +72,19 @@ def _operator() -> BrowserUser:
 
 
 @bp.get("/", strict_slashes=False)
-def search() -> str:
+def search() -> str | tuple[str, int]:
     untrusted = request.args
     status = untrusted.get("status") if untrusted.get("status") in set(Status) else None
-    found = directory.search_users(
-        directory.Search(untrusted.get("email", "")[:320] or None,
-                         untrusted.get("plan", "")[:32] or None,
-                         Status(status) if status else None),
-        limit=50, cursor=untrusted.get("cursor", "")[:512] or None)
+    try:
+        found = directory.search_users(
+            directory.Search(untrusted.get("email", "")[:320] or None,
+                             untrusted.get("plan", "")[:32] or None,
+                             Status(status) if status else None,
+                             text=untrusted.get("q", "")[:directory.LONGEST_TEXT + 1] or None),
+            limit=50, cursor=untrusted.get("cursor", "")[:512] or None)
+    except InvalidBody as error:  # the page says what to change, with the form as it was
+        return render_template("console/search.html", page=Page([], None), query=untrusted,
+                               refused=error.detail), 422
     trail.saw([user.id for user in found.items])
     return render_template("console/search.html", page=found, query=untrusted)
 

@@ -166,10 +166,12 @@ class Listed:
 
 
 def recent(site: str | None = None, status: str | None = None, limit: int = 50) -> list[Listed]:
-    """The latest deliveries, newest first, with their event's type."""
+    """The latest deliveries, newest first (then by id, the other way round), with their event's
+    type: read backwards from an index of (created_at, id), alone or after the site or the
+    status, and stopped at `limit`."""
     query = (select(Delivery, AccountEvent.type)
              .join(AccountEvent, AccountEvent.id == Delivery.event_id, isouter=True)
-             .order_by(Delivery.created_at.desc(), Delivery.id).limit(limit))
+             .order_by(Delivery.created_at.desc(), Delivery.id.desc()).limit(limit))
     if site is not None:
         query = query.where(Delivery.site == site)
     if status is not None:

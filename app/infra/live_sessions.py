@@ -154,8 +154,8 @@ class LiveSessions:
         if self._lookup is None or self._lookup.engine is not db.engine:
             self._lookup = DriverQuery(_LIVE_ACCOUNT, db.engine)
         generation, seen = self._generation, self._feed_seen
-        row = self._lookup.first(session_id=session_id, user_id=user_id, at=at)
-        if row is None:
+        row = self._lookup.first(session_id=session_id, at=at)
+        if row is None or row[0] != user_id:  # another account's session: none of this token's
             return None
         account = Account(row[0], row[1], row[2], row[3], bool(row[4]),
                           tuple(sorted(filter(None, (row[6] or "").split(",")))))
@@ -339,8 +339,10 @@ _LIVE_ACCOUNT = (
                Identity.provider, literal_column("','")))  # type: ignore[arg-type]  # typed str
            .where(Identity.user_id == User.id).scalar_subquery())
     .join(User, User.id == AuthSession.user_id)
+    # The session by its key alone; its account is compared after (LiveSessions._query). With
+    # `sessions.user_id = $2` too, PostgreSQL's generic plan of this prepared statement may
+    # read the account's sessions by ix_sessions_user_id, every one of them, instead.
     .where(AuthSession.id == bindparam("session_id"),
-           AuthSession.user_id == bindparam("user_id"),
            *live_conditions(bindparam("at", type_=AuthSession.expires_at.type)))
 )
 

@@ -14,13 +14,14 @@ class AuditEvent(Model):
     """A security event. Never holds a password, a token or a link."""
 
     __tablename__ = "audit_events"
-    # An account's events newest first, a page at a time (app/domain/admin/activity.py).
+    # An account's events newest first, a page at a time (app/domain/admin/activity.py): read in
+    # that order from the account's own entries, never by walking everyone's events back.
     __table_args__ = (Index("ix_audit_events_user_id_at_id", "user_id", "at", "id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
     event: Mapped[str] = mapped_column(String(40))
-    user_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    user_id: Mapped[str | None] = mapped_column(String(36))
     session_id: Mapped[str | None] = mapped_column(String(36))
     ip: Mapped[str | None] = mapped_column(String(45))
     user_agent: Mapped[str | None] = mapped_column(String(255))

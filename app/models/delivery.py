@@ -24,10 +24,16 @@ class Delivery(LeasedJob, Model):
     __table_args__ = (
         UniqueConstraint("event_id", "site", "kind", "sid"),
         Index("ix_event_deliveries_status_next_attempt", "status", "next_attempt_at"),
+        # The operators' list, newest first (app/domain/deliveries.py, `recent`): all, one
+        # site's, or those in one status, each read in order from an index and stopped at the
+        # page's end.
+        Index("ix_event_deliveries_created_at_id", "created_at", "id"),
+        Index("ix_event_deliveries_site_created_at_id", "site", "created_at", "id"),
+        Index("ix_event_deliveries_status_created_at_id", "status", "created_at", "id"),
     )
 
     event_id: Mapped[str] = mapped_column(String(40), index=True)
-    site: Mapped[str] = mapped_column(String(64), index=True)
+    site: Mapped[str] = mapped_column(String(64))
     # A back-channel logout's session: the `sid` its ID tokens carried; "" for a webhook.
     sid: Mapped[str] = mapped_column(String(36))
     # A webhook's `data`, as this site may be told it (its consent), fixed at the fan-out;

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, String, false
+from sqlalchemy import DDL, Boolean, Index, String, event, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
@@ -17,7 +17,10 @@ class User(Model):
     email: Mapped[str] = mapped_column(String(254))
     # The same canonical form, unique: one account per address. Rows that the canonicalising
     # migration found colliding keep their earlier key until an operator settles them.
-    email_key: Mapped[str] = mapped_column(String(254), unique=True)
+    # Compared byte by byte on PostgreSQL too ("C"), whatever the database's collation: its unique
+    # index then serves a prefix search (a range of keys), as SQLite's does.
+    email_key: Mapped[str] = mapped_column(
+        String(254).with_variant(String(254, collation="C"), "postgresql"), unique=True)
     full_name: Mapped[str] = mapped_column(String(200), default="")
     # None for accounts that only sign in through a provider.
     password_hash: Mapped[str | None] = mapped_column(String(255))
@@ -53,3 +56,23 @@ class User(Model):
         """Whether only the holder of the address can know the password (or there is none)."""
         return self.password_hash is None or (self.email_verified
                                               and self.password_proved_at is not None)
+
+
+# The lists and searches of accounts (app/domain/admin/directory.py) read a page in the order of
+# (created_at, id), so each walks an index in that order and stops at the page's end, whatever the
+# number of accounts: all of them, one plan, or the disabled ones. The mails find their account's
+# language by the address (app/domain/accounts/emails.py).
+Index("ix_users_created_at_id", User.created_at, User.id)
+Index("ix_users_plan_created_at_id", User.plan, User.created_at, User.id)
+Index("ix_users_disabled_created_at_id", User.created_at, User.id,
+      sqlite_where=User.disabled_at.is_not(None), postgresql_where=User.disabled_at.is_not(None))
+Index("ix_users_email", User.email)
+# The support desk's search (a part of the address, the name or the id, any case: ILIKE):
+# trigrams (pg_trgm) on PostgreSQL only; SQLite reads the table (docs/operators/scale.md).
+Index("ix_users_search_trgm", User.email, User.full_name, User.id, postgresql_using="gin",
+      postgresql_ops={"email": "gin_trgm_ops", "full_name": "gin_trgm_ops",
+                      "id": "gin_trgm_ops"}).ddl_if(dialect="postgresql")
+# The trigram operators that index needs, for a schema made from the models (the tests);
+# migration 0090 creates the extension on a deployed database.
+event.listen(User.metadata, "before_create",
+             DDL("CREATE EXTENSION IF NOT EXISTS pg_trgm").execute_if(dialect="postgresql"))

@@ -13,6 +13,7 @@ from flask import current_app
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.db.batches import delete_batched
 from app.db.rows import changed, claim_once, insert_loaded, insert_values
 from app.db.transactions import kept, until_commit, writes
 from app.domain import audit, events
@@ -364,17 +365,14 @@ def log_out(session_id: str, user_id: str, scope: LogoutScope, client: ClientInf
     audit.record(f"logout_{scope.value}", client, user_id=user_id, session_id=session_id)
 
 
-@writes
 def purge_expired() -> int:
     """Delete sessions that ended (expired or revoked) more than a day ago."""
     cutoff = now() - timedelta(days=1)
-    stale = select(AuthSession.id).where(
-        (AuthSession.expires_at < cutoff) | (AuthSession.revoked_at < cutoff)
-    )
-    ids = list(db.session.scalars(stale))
-    if ids:
-        changed(delete(RefreshToken).where(RefreshToken.session_id.in_(ids))
-                .execution_options(synchronize_session=False))
-        changed(delete(AuthSession).where(AuthSession.id.in_(ids))
-                .execution_options(synchronize_session=False))
-    return len(ids)
+    return delete_batched(AuthSession.id,
+                          (AuthSession.expires_at < cutoff) | (AuthSession.revoked_at < cutoff),
+                          first=_delete_refresh_tokens)
+
+
+def _delete_refresh_tokens(session_ids: list[str]) -> None:
+    changed(delete(RefreshToken).where(RefreshToken.session_id.in_(session_ids))
+            .execution_options(synchronize_session=False))

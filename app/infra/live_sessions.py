@@ -244,10 +244,10 @@ class LiveSessions:
             log.error("redis unavailable: %s for %ds", consequence, REDIS_REST_SECONDS)
         self._redis_resting_until = time.monotonic() + REDIS_REST_SECONDS
 
-    def publish_revoked(self, session_ids: Iterable[str]) -> None:
-        """Share revocations that just committed (the database holds them already). Raises
-        RevocationUnpublished when Redis has not taken them: they are kept and published once
-        it answers, and the change that made them must not answer success meanwhile."""
+    def publish_revoked(self, session_ids: Iterable[str], *, confirm: bool = False) -> None:
+        """Share revocations that just committed (the database holds them already); those
+        Redis does not take are kept and published once it answers. With `confirm` (a logout),
+        raises RevocationUnpublished then: the logout must not answer success meanwhile."""
         ids = list(session_ids)
         for session_id in ids:
             self._cache.pop(session_id, None)
@@ -263,7 +263,7 @@ class LiveSessions:
                 self._failed("revocations kept to publish later")
         if self._unpublished:
             self._start_republisher()
-        if not published:
+        if confirm and not published:
             raise RevocationUnpublished(len(ids))
 
     def _keep(self, session_ids: list[str]) -> None:

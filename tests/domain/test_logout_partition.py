@@ -95,3 +95,14 @@ def test_the_hosted_sign_out_cut_off_from_redis_does_not_answer_success(
     assert response.status_code == UNSHARED and "Location" not in response.headers
     proxy_a.heal()
     assert client.get("/account").status_code == 302  # committed: the session is over
+
+
+def test_a_sign_in_that_replaces_a_session_still_answers_cut_off_from_redis(
+        app, b, client, user, proxy_a):
+    """Not a logout anyone waits on: the new session is what the answer gives."""
+    submit(client, "/login", {"email": user.email, "password": user.password})
+    proxy_a.cut()
+    again = submit(client, "/login", {"email": user.email, "password": user.password},
+                   token_from="/account")
+    assert again.status_code == 302, again.text
+    assert client.get("/account").status_code == 200

@@ -18,6 +18,8 @@ import pytest
 from flask import Flask
 
 from tests.domain.test_live_sessions import UNSHARED, logout, verify
+from tests.oidc.helpers import SITES, signed_in_tokens
+from tests.support import admin
 from tests.support.apps import build_app, dispose_app
 from tests.support.pages import submit
 from tests.support.tcp_proxy import TcpProxy
@@ -41,7 +43,7 @@ def proxy_b(redis_server: Any) -> Iterator[TcpProxy]:
 def settings(redis_server: Any, proxy_a: TcpProxy) -> dict[str, Any]:
     redis_server.flush()
     # Long, so that only the copy (not the cache's expiry) can make B refuse a session.
-    return {"REDIS_URL": proxy_a.url(), "SESSION_CACHE_SECONDS": 60}
+    return {"REDIS_URL": proxy_a.url(), "SESSION_CACHE_SECONDS": 60, "CLIENT_SITES": SITES}
 
 
 @pytest.fixture
@@ -106,3 +108,24 @@ def test_a_sign_in_that_replaces_a_session_still_answers_cut_off_from_redis(
                    token_from="/account")
     assert again.status_code == 302, again.text
     assert client.get("/account").status_code == 200
+
+
+def test_an_openid_connect_logout_cut_off_from_redis_does_not_answer_success(
+        app, b, client, user, proxy_a):
+    tokens = signed_in_tokens(client, user)
+    cached_on(b, tokens["access_token"])
+    proxy_a.cut()
+    response = client.get("/oauth2/logout", query_string={"id_token_hint": tokens["id_token"]})
+    assert response.status_code == UNSHARED and "Location" not in response.headers
+
+
+def test_an_operators_end_of_sessions_cut_off_from_redis_does_not_answer_success(
+        app, b, user, login, proxy_a):
+    session = login(user)["access_token"]
+    cached_on(b, session)
+    operator = app.test_client()
+    credentials = admin.register(app, "support", "sessions:revoke")
+    bearer = admin.bearer(admin.token(operator, credentials))
+    proxy_a.cut()
+    response = operator.delete(f"/api/admin/v1/users/{user.id}/sessions", **bearer)
+    assert response.status_code == UNSHARED

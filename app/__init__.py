@@ -99,8 +99,8 @@ def _register_blueprints(app: Flask) -> None:
     oidc.init_app(app)
     # Bearer tokens and JSON bodies, no cookies: nothing to forge. The OpenID Connect endpoints
     # authenticate clients (or take PKCE, or an ID token); their one cookie-only action, a logout
-    # without an id_token_hint, only asks, with a form that posts to the pages' CSRF-checked
-    # /logout.
+    # without an ID token of the browser's current session, only asks, with a form that posts to
+    # the pages' CSRF-checked /logout.
     for api in (oauth.bp, v1.bp, v2.bp, admin.bp, wellknown.bp, openapi.bp, oidc.bp):
         csrf.exempt(api)
     csrf.exempt(console.bp)  # the console checks CSRF itself, behind its operators-only gate

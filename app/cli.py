@@ -20,6 +20,7 @@ from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
 from app.domain.tools import tools
+from app.extensions import db
 from app.infra.keys import Keyring, SigningKey
 from app.models import Delivery
 
@@ -101,9 +102,25 @@ def purge_expired() -> None:
 @with_appcontext
 def purge() -> None:
     """Delete what is past its retention: ended sessions, old failure counters, expired
-    handoff codes and emailed tokens, old audit events. Run it daily from cron."""
+    handoff codes and emailed tokens, old audit events. Run it daily from cron.
+
+    A step that fails is reported and the others still run; the command then exits 1."""
+    failed = []
     for step in retention.STEPS:
-        click.echo(f"Deleted {step.run()} {step.what}.")
+        try:
+            deleted = step.run()
+        except Exception as error:  # noqa: BLE001 (any failure: the next steps still run)
+            db.session.rollback()
+            failed.append(step.what)
+            # The first line only: a driver's message may quote every parameter it was sent.
+            said = (str(error).splitlines() or [""])[0][:200]
+            click.echo(f"Failed to delete {step.what}: {type(error).__name__}: {said}",
+                       err=True)
+            continue
+        click.echo(f"Deleted {deleted} {step.what}.")
+    if failed:
+        raise click.ClickException(f"{len(failed)} of {len(retention.STEPS)} steps failed: "
+                                   + "; ".join(failed))
 
 
 @outbox_cli.command("status", short_help="Mail jobs by state, and the failed ones.")

@@ -10,6 +10,7 @@ import click
 
 from app.domain.errors import AuthError
 from app.extensions import db
+from app.infra.live_sessions import RevocationUnpublished
 
 
 def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -22,6 +23,8 @@ def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except AuthError as error:
             db.session.rollback()
             raise click.ClickException(_said(error)) from None
+        except RevocationUnpublished as error:  # committed: only the sharing is late
+            raise click.ClickException(str(error)) from None
 
     return run
 

@@ -91,6 +91,8 @@ def _safe(untrusted: str, width: int) -> str:
 
 
 def _status(user: User) -> str:
+    if user.erased_at is not None:
+        return "erased"
     if user.deletion_scheduled_at is not None:
         return "closing"
     return directory.status_of(user).value

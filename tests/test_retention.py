@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
+from app.db import batches
 from app.domain import retention
 from app.extensions import db
 from app.models import AuditEvent, HandoffCode, OneTimeToken, PushedRequest
@@ -110,7 +111,7 @@ def test_the_retention_settings_hold(app, user, clock, settings):
 
 
 def test_large_purges_go_in_batches(app, clock, monkeypatch):
-    monkeypatch.setattr(retention, "BATCH", 3)
+    monkeypatch.setattr(batches, "BATCH", 3)
     with app.app_context():
         for number in range(7):
             add_event(f"old-{number}", clock.now - 400 * DAY)

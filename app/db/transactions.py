@@ -27,6 +27,8 @@ _writing: ContextVar[bool] = ContextVar("svc_auth_writing", default=False)
 _KEPT = "_svc_kept_writes"  # set on an error whose unit of work commits before it is raised
 _UNTIL_COMMIT = "svc_until_commit"  # session.info key: state that lives until the commit
 _BEFORE_COMMIT = "svc_before_commit"  # session.info key: state finished just before it
+# session.info key: the first error of what ran after a commit, raised by the unit of work.
+_FAILED_AFTER_COMMIT = "svc_failed_after_commit"
 
 
 def writes(function: Callable[P, R]) -> Callable[P, R]:
@@ -43,11 +45,15 @@ def writes(function: Callable[P, R]) -> Callable[P, R]:
         except BaseException as error:
             if getattr(error, _KEPT, False):
                 db.session.commit()
+                db.session.info.pop(_FAILED_AFTER_COMMIT, None)  # the error says it already
             else:
                 db.session.rollback()
             raise
         else:
             db.session.commit()
+            failed = db.session.info.pop(_FAILED_AFTER_COMMIT, None)
+            if failed is not None:
+                raise failed
         finally:
             _writing.reset(token)
         return result
@@ -63,7 +69,9 @@ def kept(error: E) -> E:
 
 def until_commit(key: str, start: Callable[[], S], finish: Callable[[S], None]) -> S:
     """State that lives as long as the current transaction: made by `start()` at its first use,
-    handed to `finish` once the transaction commits, dropped if it rolls back."""
+    handed to `finish` once the transaction commits, dropped if it rolls back. If a `finish`
+    raises, the others still run, and the unit of work raises its error after the commit (the
+    session cannot run SQL inside the commit's event)."""
     return _held(_UNTIL_COMMIT, key, start, finish)
 
 
@@ -96,7 +104,10 @@ def _drop_at_the_end(session: Session, transaction: SessionTransaction) -> None:
 
 def _finish_after_commit(session: Session) -> None:
     for state, finish in session.info.pop(_UNTIL_COMMIT, {}).values():
-        finish(state)
+        try:
+            finish(state)
+        except Exception as error:  # noqa: BLE001 (raised by the unit of work, after this)
+            session.info.setdefault(_FAILED_AFTER_COMMIT, error)
 
 
 def _drop_after_rollback(session: Session) -> None:

@@ -1,9 +1,9 @@
 """What the service keeps, and for how long: the steps of `flask --app wsgi purge`.
 
 Each step deletes one kind of row past its retention and says how many it deleted. A new kind of
-row that grows without end is one more `Step` in `STEPS`. Large
-deletions go in batches, each its own write transaction, so that on SQLite sign-ins queue behind
-a batch rather than behind a year of audit events.
+row that grows without end is one more `Step` in `STEPS`. Every step deletes in batches
+(app/db/batches.py), each its own write transaction, so that on SQLite sign-ins queue behind
+a batch rather than behind a year of audit events, and selects its rows by an index.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from datetime import timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import ColumnElement, delete, select
-from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy import select
 
-from app.db.transactions import writes
+from app.db.batches import delete_batched
 from app.domain.admin import idempotency
 from app.domain.clock import now
 from app.domain.factors import passkeys, pending
@@ -25,7 +24,6 @@ from app.domain.lifecycle import leaving
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
-from app.extensions import db
 from app.models import (
     AccountEvent,
     AuditEvent,
@@ -35,8 +33,6 @@ from app.models import (
     OneTimeToken,
     PushedRequest,
 )
-
-BATCH = 5_000
 
 
 @dataclass(frozen=True)
@@ -48,24 +44,6 @@ class Step:
     run: Callable[[], int]
 
 
-def _delete_batched(key: InstrumentedAttribute[Any], condition: ColumnElement[bool]) -> int:
-    """Delete the rows of `key`'s table that match `condition`, BATCH at a time."""
-    deleted = 0
-    while True:
-        batch = _delete_batch(key, condition)
-        deleted += batch
-        if batch < BATCH:
-            return deleted
-
-
-@writes
-def _delete_batch(key: InstrumentedAttribute[Any], condition: ColumnElement[bool]) -> int:
-    keys = list(db.session.scalars(select(key).where(condition).limit(BATCH)))
-    if keys:
-        db.session.execute(delete(key.class_).where(key.in_(keys)))
-    return len(keys)
-
-
 def _spent_before() -> Any:
     """Handoff codes and emailed tokens are kept this long after they expire (used or not):
     the audit trail's "handoff_code_replayed" needs the code a while after its use."""
@@ -73,17 +51,17 @@ def _spent_before() -> Any:
 
 
 def purge_handoff_codes() -> int:
-    return _delete_batched(HandoffCode.code_hash, HandoffCode.expires_at < _spent_before())
+    return delete_batched(HandoffCode.code_hash, HandoffCode.expires_at < _spent_before())
 
 
 def purge_pushed_requests() -> int:
     """At once when they expire: nothing asks about a pushed request after that, and anyone may
     push one as a public client."""
-    return _delete_batched(PushedRequest.handle_hash, PushedRequest.expires_at < now())
+    return delete_batched(PushedRequest.handle_hash, PushedRequest.expires_at < now())
 
 
 def purge_one_time_tokens() -> int:
-    return _delete_batched(OneTimeToken.token_hash, OneTimeToken.expires_at < _spent_before())
+    return delete_batched(OneTimeToken.token_hash, OneTimeToken.expires_at < _spent_before())
 
 
 def purge_audit_events() -> int:
@@ -91,12 +69,12 @@ def purge_audit_events() -> int:
     days = int(current_app.config["AUDIT_RETENTION_DAYS"])
     if days == 0:
         return 0
-    return _delete_batched(AuditEvent.id, AuditEvent.at < now() - timedelta(days=days))
+    return delete_batched(AuditEvent.id, AuditEvent.at < now() - timedelta(days=days))
 
 
 def purge_idempotent_answers() -> int:
-    return _delete_batched(IdempotentAnswer.created_at,
-                           IdempotentAnswer.created_at <= now() - idempotency.KEEP_FOR)
+    return delete_batched((IdempotentAnswer.client_id, IdempotentAnswer.key),
+                          IdempotentAnswer.created_at <= now() - idempotency.KEEP_FOR)
 
 
 def purge_deliveries() -> int:
@@ -111,8 +89,8 @@ def purge_account_events() -> int:
     one keeps its event: a retry builds its body from it)."""
     cutoff = now() - timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"]))
     undelivered = select(Delivery.id).where(Delivery.event_id == AccountEvent.id)
-    return _delete_batched(AccountEvent.id, AccountEvent.dispatched_at.is_not(None)
-                           & (AccountEvent.dispatched_at < cutoff) & ~undelivered.exists())
+    return delete_batched(AccountEvent.id, AccountEvent.dispatched_at.is_not(None)
+                          & (AccountEvent.dispatched_at < cutoff) & ~undelivered.exists())
 
 
 def purge_mail_jobs() -> int:

@@ -49,6 +49,17 @@ class Account:
     providers: tuple[str, ...]
 
 
+class RevocationUnpublished(RedisError):
+    """Revocations committed to the database that Redis has not taken: another instance may
+    still answer from its copy, so no surface answers success for them (a RedisError: every
+    surface's 503, and the CLI's error). They are published as soon as Redis answers; a retry
+    of the logout then finds the session ended."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(f"{count} revocations are recorded but not yet shared with every"
+                         " instance (Redis does not answer this one); retry shortly")
+
+
 class _RedisSays(StrEnum):
     """What Redis knows of a session: revoked, not revoked, or nothing (no Redis, or resting)."""
 
@@ -233,21 +244,27 @@ class LiveSessions:
             log.error("redis unavailable: %s for %ds", consequence, REDIS_REST_SECONDS)
         self._redis_resting_until = time.monotonic() + REDIS_REST_SECONDS
 
-    def publish_revoked(self, session_ids: Iterable[str]) -> None:
-        """Share revocations that just committed (the database holds them already)."""
+    def publish_revoked(self, session_ids: Iterable[str], *, confirm: bool = False) -> None:
+        """Share revocations that just committed (the database holds them already); those
+        Redis does not take are kept and published once it answers. With `confirm` (a logout),
+        raises RevocationUnpublished then: the logout must not answer success meanwhile."""
         ids = list(session_ids)
         for session_id in ids:
             self._cache.pop(session_id, None)
         if self.redis is None or not ids:
             return
         self._keep(ids)
-        if not self._resting():
+        published = False
+        if not self._resting():  # resting: the republisher ends the rest once Redis answers
             try:
                 self._publish_unpublished()
+                published = True
             except RedisError:
                 self._failed("revocations kept to publish later")
         if self._unpublished:
             self._start_republisher()
+        if confirm and not published:
+            raise RevocationUnpublished(len(ids))
 
     def _keep(self, session_ids: list[str]) -> None:
         expires = time.time() + self.revoked_ttl

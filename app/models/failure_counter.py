@@ -23,5 +23,5 @@ class FailureCounter(Model):
     subject: Mapped[str] = mapped_column(String(64), primary_key=True)
     source: Mapped[str] = mapped_column(String(64), primary_key=True)
     failures: Mapped[int] = mapped_column(Integer)
-    window_start: Mapped[datetime] = mapped_column(UTCDateTime())
+    window_start: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)  # for the purge
     last_failure_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -33,5 +33,5 @@ class OneTimeToken(Model):
     # The address the token was sent to: a confirmation proves only that address.
     email: Mapped[str] = mapped_column(String(254))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)  # for the purge
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

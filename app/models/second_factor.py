@@ -50,7 +50,7 @@ class PendingSignIn(Model):
     purpose: Mapped[str] = mapped_column(String(16))
     provider: Mapped[str] = mapped_column(String(32))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)  # for the purge
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     destination: Mapped[str | None] = mapped_column(String(8))  # api, browser, site
     redirect_uri: Mapped[str | None] = mapped_column(String(2048))

@@ -22,8 +22,9 @@ class AuthSession(Model):
     second_factor: Mapped[str | None] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_used_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())  # the absolute limit
-    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Both indexed: `flask purge` deletes the sessions that ended by either.
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)  # the absolute limit
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
     revoke_reason: Mapped[str | None] = mapped_column(String(32))
     ip: Mapped[str | None] = mapped_column(String(45))
     user_agent: Mapped[str | None] = mapped_column(String(255))

@@ -11,6 +11,8 @@ from app.models.types import UTCDateTime, new_id
 
 class User(Model):
     __tablename__ = "users"
+    # `flask purge` finds the accounts due for erasure by it (app/domain/lifecycle/leaving.py).
+    __table_args__ = (Index("ix_users_erasure_due", "erased_at", "deletion_scheduled_at"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     # The address in its canonical form (app/domain/addresses.py), shown exactly as stored.
@@ -45,6 +47,8 @@ class User(Model):
     # When its owner asked to leave: it signs in no more, and `flask purge` erases it once
     # SVC_ACCOUNT_DELETION_GRACE_DAYS have passed, unless the mailed link undoes it before.
     deletion_scheduled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # When `flask purge` erased it (once): deletion_scheduled_at stays, so nothing re-enables it.
+    erased_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # May use the support console (/admin): granted only from the CLI.
     # The language the account chose on a page (app/web/locale.py): its pages' and its mails'.
     # None: its browser's.

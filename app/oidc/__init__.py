@@ -39,6 +39,7 @@ from app.domain.errors import (
 from app.domain.oidc import authorization
 from app.oidc import server as oidc_server
 from app.oidc.clients import params_of
+from app.oidc.endpoints import goes_unasked
 from app.oidc.pushed import authorization_request
 from app.web import browser, pending_authorization, ratelimits
 from app.web.bearer import bearer_token
@@ -313,7 +314,7 @@ def end_session() -> Response | tuple[str, int]:
     except OAuth2Error as error:  # never a redirect (OpenID RP-Initiated Logout §4)
         return _page(400, _("This sign-out request cannot be used"),
                      error.description or _("The site that sent you here made a mistake."))
-    if validated.needs_confirmation:  # no id_token_hint: ask, as the spec advises
+    if validated.needs_confirmation or not goes_unasked(validated):  # ask, as the spec advises
         return render_template("oidc/logout.html", confirm=browser.current() is not None), 200
     response: Response | None = server.create_endpoint_response("end_session", validated)
     return response or (render_template("oidc/logout.html", confirm=False), 200)

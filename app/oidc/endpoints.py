@@ -14,6 +14,8 @@ from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from authlib.oidc.rpinitiated import EndSessionEndpoint, EndSessionRequest
 from flask import current_app
+from joserfc import jws
+from joserfc.errors import JoseError
 
 from app.domain.oidc import authorization
 from app.domain.tools import tools
@@ -76,9 +78,12 @@ class _Token:
 
 
 class EndSession(EndSessionEndpoint):
-    """RP-initiated logout. An id_token_hint must be one of ours (signed with a key of our JWKS,
-    our issuer); with one, the browser session it names ends, with every client session opened
-    through it; and the browser is signed out."""
+    """RP-initiated logout. An id_token_hint must be an ID token of ours (signed with a key of
+    our JWKS, our issuer, a client's audience, typed as our ID tokens are: a logout token or an
+    access token is none). Only one of this browser's current session goes on without asking
+    (`goes_unasked`): the browser session ends, with every client session opened through it.
+    Any other hint (an ended session's, another person's) and no hint get the question first
+    (the view's page, whose button posts to the pages' CSRF-checked /logout)."""
 
     def get_server_jwks(self) -> dict[str, Any]:
         return tools().access_tokens.keyring.jwks()
@@ -95,19 +100,49 @@ class EndSession(EndSessionEndpoint):
         audience = claims.get("aud")
         if not isinstance(audience, str) or query_client(audience) is None:
             raise InvalidRequestError("The id_token_hint is not an ID token of a client.")
+        # A back-channel logout token has a client's audience too (and `sid`, `sub`): the
+        # header's type and the `events` claim tell it from an ID token.
+        hint = str(request.payload.data.get("id_token_hint")) if request.payload else ""
+        if _header_type(hint) != ID_TOKEN_TYPE or "events" in claims:
+            raise InvalidRequestError("The id_token_hint is not an ID token.")
         return validated
 
     def end_session(self, end_session_request: EndSessionRequest) -> None:
-        """The hint only says which sign-in to end; the browser must be that person's. A
-        stranger holding someone's (even expired) ID token ends nothing with it."""
+        """Called only when `goes_unasked`: a browser signed out already ends nothing; one
+        signed in ends the session the hint names, which is its own."""
         claims = end_session_request.id_token_claims or {}
-        sid, sub = claims.get("sid"), claims.get("sub")
         signed_in = browser.current()
-        if signed_in is None or (claims and signed_in.user.id != sub):
+        if signed_in is None or not _of_current_session(claims, signed_in):
             return
-        if isinstance(sid, str) and isinstance(sub, str):
-            authorization.end_single_sign_on(sid, sub, client_info())
-        if signed_in.auth_session.id == sid:
-            browser.forget()  # its session just ended above
-        else:
-            browser.sign_out()
+        authorization.end_single_sign_on(signed_in.auth_session.id, signed_in.user.id,
+                                         client_info())
+        browser.forget()  # its session just ended above
+
+
+ID_TOKEN_TYPE = "JWT"  # noqa: S105 (the `typ` of our ID tokens: app/domain/oidc/authorization.py)
+
+
+def goes_unasked(validated: EndSessionRequest) -> bool:
+    """Whether an RP-initiated logout may end without asking: the browser is signed out
+    already, or the hint is an ID token of its current session (our `sid` of it, its person).
+    The ID token of an ended session, or another person's, is no proof that this sign-out is
+    wanted now (OpenID Connect RP-Initiated Logout 1.0, §2 and §6)."""
+    signed_in = browser.current()
+    if signed_in is None:
+        return True
+    return validated.id_token_claims is not None and _of_current_session(
+        validated.id_token_claims, signed_in)
+
+
+def _of_current_session(claims: dict[str, Any], signed_in: browser.BrowserUser) -> bool:
+    return (claims.get("sid") == signed_in.auth_session.id
+            and claims.get("sub") == signed_in.user.id)
+
+
+def _header_type(token: str) -> str | None:
+    """The `typ` of a compact JWS whose signature has been checked."""
+    try:
+        found = jws.extract_compact(token.encode()).headers().get("typ")
+    except JoseError:
+        return None
+    return found if isinstance(found, str) else None

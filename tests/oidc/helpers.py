@@ -99,3 +99,15 @@ def redeem(client, code: str, verifier: Pkce | None, client_id: str = PUBLIC,
     if verifier is not None:
         data["code_verifier"] = verifier.verifier
     return token_request(client, data, auth)
+
+
+def signed_in_tokens(client, user) -> dict[str, Any]:
+    """Sign in through the public client's authorization request (PKCE): its tokens."""
+    verifier = pkce()
+    return redeem(client, get_code(client, user, authorize_query(verifier=verifier)),
+                  verifier).get_json()
+
+
+def verify_status(client, access_token: str) -> int:
+    return client.get("/api/v2/auth/verify",
+                      headers={"Authorization": f"Bearer {access_token}"}).status_code

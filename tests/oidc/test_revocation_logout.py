@@ -18,18 +18,11 @@ from tests.oidc.helpers import (
     pkce,
     query_of,
     redeem,
+    signed_in_tokens,
+    verify_status,
 )
 
-
-def _signed_in_tokens(client, user):
-    verifier = pkce()
-    return redeem(client, get_code(client, user, authorize_query(verifier=verifier)),
-                  verifier).get_json()
-
-
-def _verify(client, access_token):
-    return client.get("/api/v2/auth/verify",
-                      headers={"Authorization": f"Bearer {access_token}"}).status_code
+_signed_in_tokens, _verify = signed_in_tokens, verify_status
 
 
 def test_revoking_a_refresh_token_ends_its_session_and_its_access_token(client, user):

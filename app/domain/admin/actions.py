@@ -79,7 +79,7 @@ def enable(user: User, by: ClientInfo) -> User:
 @writes
 def end_sessions(user: User, by: ClientInfo) -> int:
     """End every session of the account (and the sign-ins waiting for a second step)."""
-    ended = sessions.revoke_all(user.id, "ended_by_operator")
+    ended = sessions.revoke_all(user.id, "ended_by_operator", confirm=True)
     audit.record("sessions_ended", by, user_id=user.id,
                  changes=audit.changed(open_sessions=(ended, 0)))
     return ended

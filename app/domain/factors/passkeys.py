@@ -28,6 +28,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from app.db.batches import delete_batched
 from app.db.rows import changed, claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit, text
@@ -360,7 +361,6 @@ def stop_alone(user: User) -> None:
                        .values(signs_in_alone=False))
 
 
-@writes
 def purge_expired() -> int:
-    return int(changed(delete(PasskeyChallenge).where(
-        PasskeyChallenge.expires_at < now() - timedelta(days=1))))
+    return delete_batched(PasskeyChallenge.challenge_hash,
+                          PasskeyChallenge.expires_at < now() - timedelta(days=1))

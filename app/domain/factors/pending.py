@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import delete
 
-from app.db.rows import changed, claim_once
+from app.db.batches import delete_batched
+from app.db.rows import claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
@@ -122,7 +122,6 @@ def prove(raw: str, purpose: Purpose, client: ClientInfo, proof: Proof) -> Prove
     return Proved(user, pending.provider, method, found)
 
 
-@writes
 def purge_expired() -> int:
-    return int(changed(delete(PendingSignIn).where(
-        PendingSignIn.expires_at < now() - timedelta(days=1))))
+    return delete_batched(PendingSignIn.token_hash,
+                          PendingSignIn.expires_at < now() - timedelta(days=1))

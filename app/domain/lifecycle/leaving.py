@@ -105,10 +105,10 @@ def restore(raw: str, client: ClientInfo) -> User:
 
 
 def erase_due() -> int:
-    """Erase every account whose grace period has passed (a step of `flask purge`), each in a
-    unit of work of its own."""
+    """Erase every account whose grace period has passed and that is not erased yet (a step of
+    `flask purge`; ix_users_erasure_due finds them), each in a unit of work of its own."""
     due = list(db.session.scalars(select(User.id).where(
-        User.deletion_scheduled_at <= now() - grace())))
+        User.erased_at.is_(None), User.deletion_scheduled_at <= now() - grace())))
     for user_id in due:
         erase(user_id)
     return len(due)
@@ -118,9 +118,10 @@ def erase_due() -> int:
 def erase(user_id: str) -> None:
     """Remove the person: address, names, password, providers, factors, passkeys, sessions,
     pending links and mail; the audit trail keeps its events without address or device. The
-    address is free for a new sign-up after this."""
+    address is free for a new sign-up after this. Once: an erased account is left alone (its
+    sites were told, its audit trail says so)."""
     user = db.session.get(User, user_id)
-    if user is None:
+    if user is None or user.erased_at is not None:
         return
     email = user.email
     session_ids = select(AuthSession.id).where(AuthSession.user_id == user_id)
@@ -148,5 +149,6 @@ def erase(user_id: str) -> None:
     user.full_name, user.password_hash, user.operator = "", None, False
     user.email_verified, user.email_verified_at = False, None
     user.password_changed_at = user.password_proved_at = None
+    user.erased_at = now()
     audit.record("account_erased", ClientInfo(actor="purge"), user_id=user_id)
     events.emit(EventType.USER_DELETED, user_id)

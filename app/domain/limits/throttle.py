@@ -17,7 +17,7 @@ from limits import parse
 from sqlalchemy import case, delete, literal, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.db.rows import changed
+from app.db.batches import delete_batched
 from app.db.transactions import writes
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -358,15 +358,13 @@ def give_back(slot: Slot) -> None:
     _give_back(slot)
 
 
-@writes
 def purge_stale() -> int:
     """Delete counters whose window ended over a day ago, and rate-limit counters whose window
     has ended (cron, with sessions purge-expired)."""
     _, longest = max(_rule("LIMIT_LOGIN_FAILURES"), _rule("LIMIT_PASSWORD_CHANGE_FAILURES"),
                      _rule("LIMIT_SECOND_FACTOR_FAILURES"), _rule("LIMIT_FORGOT"),
                      key=lambda rule: rule[1])
-    deleted = changed(delete(FailureCounter).where(
-        FailureCounter.window_start < now() - longest - timedelta(days=1)))
-    deleted = (deleted or 0) + changed(delete(RateLimitCounter).where(
-        RateLimitCounter.expires_at <= now()))
-    return int(deleted or 0)
+    failures = delete_batched(
+        (FailureCounter.scope, FailureCounter.subject, FailureCounter.source),
+        FailureCounter.window_start < now() - longest - timedelta(days=1))
+    return failures + delete_batched(RateLimitCounter.key, RateLimitCounter.expires_at <= now())

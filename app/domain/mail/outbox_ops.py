@@ -13,11 +13,10 @@ from datetime import datetime, timedelta
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import BindParameter, bindparam, delete, func, select
+from sqlalchemy import BindParameter, bindparam, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.db.rows import changed
-from app.db.transactions import writes
+from app.db.batches import delete_batched
 from app.domain.clock import system_clock
 from app.extensions import db
 from app.infra.lanes import due_now
@@ -53,16 +52,13 @@ def retry(*, failed: bool) -> int:
     return due_now(MailJob, failed=failed)
 
 
-@writes
 def purge(older_than: timedelta, *, failed: bool = False,
           jobs: type[LeasedJob] = MailJob) -> int:
     """Delete jobs (mail, or another lane's: `jobs`) sent or skipped more than `older_than` ago
     (with `failed`, failed ones too: they will never go). How many were deleted."""
     done = [jobs.SENT, jobs.SKIPPED, *([jobs.FAILED] if failed else [])]
-    deleted = changed(
-        delete(jobs).where(jobs.status.in_(done), jobs.finished_at < system_clock() - older_than)
-        .execution_options(synchronize_session=False))
-    return int(deleted)
+    return delete_batched(jobs.id, jobs.status.in_(done)
+                          & (jobs.finished_at < system_clock() - older_than))
 
 
 def waiting() -> tuple[dict[str, int], datetime | None]:

@@ -281,7 +281,7 @@ def revoke(session_id: str, client: ClientInfo) -> None:
     """A client revoked one of its tokens: the session behind it ends, with both its tokens."""
     session = db.session.get(AuthSession, session_id)
     if session is not None:
-        sessions.revoke(session, "token_revoked")
+        sessions.revoke(session, "token_revoked", confirm=True)
         audit.record("token_revoked", client, user_id=session.user_id, session_id=session.id)
 
 
@@ -295,5 +295,5 @@ def end_single_sign_on(browser_session_id: str, user_id: str, client: ClientInfo
         AuthSession.browser_session_id == browser_session_id, AuthSession.client_id.is_not(None),
         AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))))
     for session_id in [browser_session_id, *opened]:
-        sessions.revoke_all(user_id, "logout", only_session=session_id)
+        sessions.revoke_all(user_id, "logout", only_session=session_id, confirm=True)
     audit.record("logout_local", client, user_id=user_id, session_id=browser_session_id)

@@ -43,7 +43,10 @@ def open_browser_session(user: User, provider: str, client: ClientInfo, *,
     opens, and the client site it came from gets a code. `second_factor`: the one the sign-in
     proved, if any."""
     if replacing is not None:
-        sessions.log_out(replacing.id, replacing.user_id, sessions.LogoutScope.LOCAL, client)
+        # Not a logout the person waits on: the new sign-in answers, the revocation is shared
+        # as soon as Redis takes it.
+        sessions.log_out(replacing.id, replacing.user_id, sessions.LogoutScope.LOCAL, client,
+                         confirm=False)
     session = sessions.open_session(user, provider, client, second_factor=second_factor)
     code = (handoff.issue_code(user, provider, hand_to, second_factor=second_factor,
                                browser_session_id=session.id)

@@ -7,12 +7,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
 from flask import current_app
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.db.batches import delete_batched
 from app.db.rows import changed, claim_once, insert_loaded, insert_values
 from app.db.transactions import kept, until_commit, writes
 from app.domain import audit, events
@@ -297,13 +299,20 @@ def authenticate_bearer(token: str, *, clients_own: bool = False) -> Bearer:
 
 
 _REVOKED = "svc_revoked_sessions"  # the ids revoked in the open transaction
+_LOGGED_OUT = "svc_logged_out_sessions"  # those of them a logout asked for
 
 
-def note_revoked(session_ids: Iterable[str]) -> None:
+def note_revoked(session_ids: Iterable[str], *, confirm: bool = False) -> None:
     """Remember revocations of the open transaction, to publish to every instance when (and if)
-    it commits."""
+    it commits. `confirm` (a logout): if Redis does not take them, the unit of work raises
+    RevocationUnpublished after its commit, so the logout does not answer success while other
+    instances may still accept the sessions (infra/live_sessions.py)."""
     live = tools().live_sessions
-    until_commit(_REVOKED, set, live.publish_revoked).update(session_ids)
+    if confirm:
+        until_commit(_LOGGED_OUT, set, partial(live.publish_revoked, confirm=True)
+                     ).update(session_ids)
+    else:
+        until_commit(_REVOKED, set, live.publish_revoked).update(session_ids)
 
 
 _CHANGED = "svc_changed_accounts"  # the accounts changed in the open transaction
@@ -316,20 +325,22 @@ def note_account_changed(user_id: str) -> None:
     until_commit(_CHANGED, set, live.publish_account_changed).add(user_id)
 
 
-def revoke(session: AuthSession, reason: str, at: datetime | None = None) -> None:
-    """Revoke a loaded session, in the caller's unit of work."""
+def revoke(session: AuthSession, reason: str, at: datetime | None = None, *,
+           confirm: bool = False) -> None:
+    """Revoke a loaded session, in the caller's unit of work (`confirm`: see note_revoked)."""
     if session.revoked_at is None:
         session.revoked_at, session.revoke_reason = at or now(), reason
-        note_revoked([session.id])
+        note_revoked([session.id], confirm=confirm)
         events.emit(EventType.SESSIONS_ENDED, session.user_id,
                     {"reason": reason, "session_ids": [session.id]})
 
 
 def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
-               only_session: str | None = None) -> int:
+               only_session: str | None = None, confirm: bool = False) -> int:
     """Revoke every live session of a user (but one, or only one, if named), in the caller's
-    unit of work. Revoking more than one session also ends the sign-ins waiting for a second
-    factor: a reset, a password change or "sign out everywhere" leaves none to complete."""
+    unit of work (`confirm`: see note_revoked). Revoking more than one session also ends the
+    sign-ins waiting for a second factor: a reset, a password change or "sign out everywhere"
+    leaves none to complete."""
     statement = (
         update(AuthSession)
         .where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
@@ -341,7 +352,7 @@ def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
     if only_session is not None:
         statement = statement.where(AuthSession.id == only_session)
     revoked = list(db.session.scalars(statement))
-    note_revoked(revoked)
+    note_revoked(revoked, confirm=confirm)
     if revoked:
         events.emit(EventType.SESSIONS_ENDED, user_id,
                     {"reason": reason, "session_ids": revoked})
@@ -354,27 +365,26 @@ def revoke_all(user_id: str, reason: str, *, except_session: str | None = None,
 
 
 @writes
-def log_out(session_id: str, user_id: str, scope: LogoutScope, client: ClientInfo) -> None:
-    """End this session (local), every other one (others) or all of the user's (global)."""
+def log_out(session_id: str, user_id: str, scope: LogoutScope, client: ClientInfo, *,
+            confirm: bool = True) -> None:
+    """End this session (local), every other one (others) or all of the user's (global).
+    A logout answers success only once every instance will refuse them (note_revoked)."""
     if scope is LogoutScope.LOCAL:
-        revoke_all(user_id, "logout", only_session=session_id)
+        revoke_all(user_id, "logout", only_session=session_id, confirm=confirm)
     else:
-        revoke_all(user_id, "logout",
+        revoke_all(user_id, "logout", confirm=confirm,
                    except_session=session_id if scope is LogoutScope.OTHERS else None)
     audit.record(f"logout_{scope.value}", client, user_id=user_id, session_id=session_id)
 
 
-@writes
 def purge_expired() -> int:
     """Delete sessions that ended (expired or revoked) more than a day ago."""
     cutoff = now() - timedelta(days=1)
-    stale = select(AuthSession.id).where(
-        (AuthSession.expires_at < cutoff) | (AuthSession.revoked_at < cutoff)
-    )
-    ids = list(db.session.scalars(stale))
-    if ids:
-        changed(delete(RefreshToken).where(RefreshToken.session_id.in_(ids))
-                .execution_options(synchronize_session=False))
-        changed(delete(AuthSession).where(AuthSession.id.in_(ids))
-                .execution_options(synchronize_session=False))
-    return len(ids)
+    return delete_batched(AuthSession.id,
+                          (AuthSession.expires_at < cutoff) | (AuthSession.revoked_at < cutoff),
+                          first=_delete_refresh_tokens)
+
+
+def _delete_refresh_tokens(session_ids: list[str]) -> None:
+    changed(delete(RefreshToken).where(RefreshToken.session_id.in_(session_ids))
+            .execution_options(synchronize_session=False))

@@ -70,7 +70,7 @@ class Counter:
     def counting(self) -> Iterator[list[str]]:
         seen: list[str] = []
         counter = self
-        original = self._driver_run
+        original = DriverQuery._run
 
         def run(query: DriverQuery, parameters: Any) -> Any:
             if threading.get_ident() == counter.thread:
@@ -91,12 +91,12 @@ class Counter:
 
 
 def _short(statement: str) -> str:
-    """The statement's kind and first table: enough to read what a request ran."""
+    """The statement's kind and main table (a SELECT's last FROM: its subqueries come before)."""
     text = " ".join(statement.split())
-    found = re.match(r"(SELECT|INSERT INTO|UPDATE|DELETE FROM)\b.*?(?:FROM\s+)?(\w+)", text)
     if text.startswith("SELECT"):
-        table = re.search(r"\bFROM\s+(\w+)", text)
-        return f"SELECT {table.group(1) if table else text[:40]}"
+        tables = re.findall(r"\bFROM (\w+)", text)
+        return f"SELECT {tables[-1] if tables else text[:40]}"
+    found = re.match(r"(INSERT INTO|UPDATE|DELETE FROM) (\w+)", text)
     return f"{found.group(1)} {found.group(2)}" if found else text[:40]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flask import Response, request
 
-from app.domain.clients.sites import is_family_origin
+from app.domain.clients.origins import is_family_origin
 from app.web.headers import add_vary
 
 CORS_PATHS = ("/api/", "/static/svc-auth.js")

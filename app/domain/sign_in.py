@@ -70,7 +70,7 @@ def _open(user: User, provider: str, sign_in: SignIn, second_factor: str | None)
     if isinstance(destination, ToBrowser):
         return browser_sessions.open_browser_session(
             user, provider, sign_in.client, replacing=sign_in.replacing,
-            hand_to=destination.hand_to, second_factor=second_factor)
+            hand_to=destination.hand_to, second_factor=second_factor, kept=destination.kept)
     return SiteCode(handoff.issue_code(user, provider, destination.hand_to,
                                        second_factor=second_factor), provider)
 

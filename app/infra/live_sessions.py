@@ -24,7 +24,7 @@ from sqlalchemy import BindParameter, ColumnElement, bindparam, func, literal_co
 
 from app.db.driver_query import DriverQuery
 from app.extensions import db
-from app.infra.session_feed import ACCOUNT, CHANNEL, REVOKED, FeedBroken, SessionFeed
+from app.infra.session_feed import ACCOUNT, CHANNEL, REVOKED, SITES, FeedBroken, SessionFeed
 from app.models import AuthSession, Identity, User
 
 log = logging.getLogger("svc_auth.sessions")
@@ -100,6 +100,7 @@ class LiveSessions:
                       if redis_url else None)
         self._feed_seen = 0  # messages read so far: one read during a lookup voids its caching
         self._feed_lock = threading.Lock()  # one thread reads the subscription at a time
+        self._sites_seen = 0  # "the sites changed" messages read (feed_version)
 
     def live_account(self, session_id: str, user_id: str, at: datetime) -> Account | None:
         if self._feed_current():
@@ -154,6 +155,32 @@ class LiveSessions:
                 self._cache.pop(session_id, None)
         elif kind == ACCOUNT:
             self._drop_accounts(set(ids))
+        elif kind == SITES:
+            self._sites_seen += 1
+
+    def feed_version(self) -> tuple[int, int] | None:
+        """While this worker's copy of what was published may be trusted, what it has read of
+        the sites' changes: a copy of anything made from the sites at this version is current
+        while it stays the same. None while it may not be (no Redis, or Redis failing)."""
+        if self._feed is not None and not self._feed.subscribed and not self._resting():
+            try:
+                self._subscribe(self._feed)
+            except (RedisError, OSError):
+                self._failed("site changes read from the database")
+        if not self._feed_current():
+            return None
+        return self._generation, self._sites_seen
+
+    def publish_sites_changed(self) -> None:
+        """The registered sites changed (committed): every worker reads them again."""
+        self._sites_seen += 1
+        if self.redis is None or self._resting():
+            return
+        try:
+            self.redis.publish(CHANNEL, SITES)
+            self.redis.ping()  # see _publish_unpublished
+        except RedisError:
+            self._failed("site changes left to the database's mark")
 
     def _drop_accounts(self, user_ids: set[str]) -> None:
         for session_id in [s for s, c in self._cache.items() if c.account.id in user_ids]:

@@ -23,6 +23,7 @@ from redis import ConnectionPool
 
 CHANNEL = "svc-auth:sessions"
 REVOKED, ACCOUNT = "r", "a"  # a message: the kind, a space, then ids separated by spaces
+SITES = "s"  # the registered sites changed (no ids): app/domain/clients/origins.py
 # Shorter than the Redis calls' timeout (0.5 s): an instance whose Redis hangs has stopped
 # trusting its copy before another instance's logout can fail to publish and be answered.
 LEASE_SECONDS = 0.25

@@ -16,11 +16,11 @@ from app.models.rate_limit_counter import RateLimitCounter
 from app.models.second_factor import PendingSignIn, RecoveryCode, TotpFactor
 from app.models.service_client import ServiceClient
 from app.models.session import AuthSession, RefreshToken
-from app.models.site import ClientSite
+from app.models.site import ClientSite, SiteRegistryMark
 from app.models.user import User
 
 __all__ = ["AccountEvent", "AccountEventSequence", "AuditEvent", "AuthSession", "ClientSite",
            "ConsentGrant", "Delivery", "FailureCounter", "HandoffCode", "IdempotentAnswer",
            "Identity", "MailJob", "OneTimeToken", "Passkey", "PasskeyChallenge", "PendingSignIn",
            "PushedRequest", "RateLimitCounter", "RecoveryCode", "RefreshToken", "ServiceClient",
-           "TotpFactor", "User"]
+           "SiteRegistryMark", "TotpFactor", "User"]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Integer, LargeBinary, String
+from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
@@ -14,6 +14,8 @@ class AuthSession(Model):
     """One sign-in on one device. Access and refresh tokens are only as alive as their session."""
 
     __tablename__ = "sessions"
+    # Has the account signed in from this device before: one probe (domain/new_devices.py).
+    __table_args__ = (Index("ix_sessions_user_device", "user_id", "device"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
@@ -28,6 +30,9 @@ class AuthSession(Model):
     revoke_reason: Mapped[str | None] = mapped_column(String(32))
     ip: Mapped[str | None] = mapped_column(String(45))
     user_agent: Mapped[str | None] = mapped_column(String(255))
+    # The device it was opened from: a digest of its browser (user agent) and network (an IPv4
+    # address, an IPv6 /64), sessions.device_of(); NULL for a session older than the column.
+    device: Mapped[str | None] = mapped_column(String(32))
     # A session opened for an OpenID Connect client (app/domain/oidc/authorization.py): the client
     # it belongs to (its refresh tokens work for that client only), the scope it was granted, and
     # the browser session (single sign-on) it was opened through, which ends it at logout.

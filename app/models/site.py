@@ -47,3 +47,14 @@ class ClientSite(Model):
     webhook_previous_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # OpenID Connect Back-Channel Logout 1.0: where a logout token goes when a session ends.
     backchannel_logout_uri: Mapped[str | None] = mapped_column(String(2048))
+
+
+class SiteRegistryMark(Model):
+    """One row whose mark changes with every change of a registered site, in the same
+    transaction: a worker's copy of the sites' origins is current while the mark is the one it
+    was read with (app/domain/clients/origins.py)."""
+
+    __tablename__ = "site_registry_mark"
+
+    id: Mapped[int] = mapped_column(primary_key=True)  # always 1
+    mark: Mapped[str] = mapped_column(String(32))

@@ -13,6 +13,7 @@ from app.domain import addresses, text
 from app.domain.errors import InvalidBody
 from app.domain.factors import passkeys
 from app.domain.text import N_
+from app.web.page_forms import PageForm
 
 # The characters we accept, as in the API's schemas (app/domain/text.py): without this a NUL
 # in a form would reach PostgreSQL, which cannot store one, and become a 500.
@@ -32,7 +33,7 @@ def well_formed_address(_form: FlaskForm, field: Field) -> None:
         raise ValidationError(error.detail) from None
 
 
-class LoginForm(FlaskForm):
+class LoginForm(PageForm):
     email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "username webauthn",  # passkeys offered too
                                   "autocapitalize": "none"})
@@ -43,7 +44,7 @@ class LoginForm(FlaskForm):
                                        "browser, 12 hours at most."))
 
 
-class SignupForm(FlaskForm):
+class SignupForm(PageForm):
     full_name = StringField(_l("Name"), validators=[Length(max=200), PRINTABLE],
                             render_kw={"autocomplete": "name"})
     email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE],
@@ -54,25 +55,25 @@ class SignupForm(FlaskForm):
                                             "work well."))
 
 
-class LinkPasswordForm(FlaskForm):
+class LinkPasswordForm(PageForm):
     """Prove an existing account's password to link a provider to it."""
 
     password = PasswordField(_l("Password of this account"), validators=PASSWORD,
                              render_kw={"autocomplete": "current-password"})
 
 
-class ForgotPasswordForm(FlaskForm):
+class ForgotPasswordForm(PageForm):
     email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE,
                                             well_formed_address],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
 
 
-class ResetPasswordForm(FlaskForm):
+class ResetPasswordForm(PageForm):
     new_password = PasswordField(_l("New password"), validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})
 
 
-class ChangePasswordForm(FlaskForm):
+class ChangePasswordForm(PageForm):
     current_password = PasswordField(_l("Current password"),
                                      validators=PASSWORD,
                                      render_kw={"autocomplete": "current-password"})
@@ -84,7 +85,7 @@ class ChangePasswordForm(FlaskForm):
         validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
-class SecondFactorForm(FlaskForm):
+class SecondFactorForm(PageForm):
     """A code of the second factor: from the authenticator app, or a recovery code."""
 
     code = StringField(_l("Code"), validators=[DataRequired(), Length(max=32), PRINTABLE],
@@ -93,7 +94,7 @@ class SecondFactorForm(FlaskForm):
                                       "of your recovery codes."))
 
 
-class TotpSetupForm(FlaskForm):
+class TotpSetupForm(PageForm):
     """The first code of a new authenticator app, which turns it on."""
 
     code = StringField(_l("Code"), validators=[DataRequired(), Length(max=32), PRINTABLE],
@@ -101,14 +102,14 @@ class TotpSetupForm(FlaskForm):
                        description=_l("The 6-digit code the app shows for this account."))
 
 
-class StepUpForm(FlaskForm):
+class StepUpForm(PageForm):
     """A change to how the account signs in: a fresh code, unless the sign-in is recent."""
 
     code = StringField(_l("Code from your authenticator app, or a recovery code"),
                        validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
-class PasskeyAnswerForm(FlaskForm):
+class PasskeyAnswerForm(PageForm):
     """A passkey's answer to a ceremony, as JSON (static/passkeys.js puts it in)."""
 
     credential = HiddenField(validators=[DataRequired(), Length(max=60 * 1024)])
@@ -126,7 +127,7 @@ class PasskeyAddForm(PasskeyAnswerForm):
                        description=_l("So you can tell it from others, e.g. “Work laptop”."))
 
 
-class ActionForm(FlaskForm):
+class ActionForm(PageForm):
     """A button that changes something (sign out, unlink...): only its CSRF token."""
 
 
@@ -152,7 +153,7 @@ def required_text(field: Field) -> str:
     return field.data
 
 
-class OwnerProofForm(FlaskForm):
+class OwnerProofForm(PageForm):
     """The owner's proof before a new address or leaving: the password, or for an account
     without one a code; neither after a sign-in of the last few minutes."""
 
@@ -177,7 +178,7 @@ class LeaveForm(OwnerProofForm):
                                render_kw={"autocomplete": "off", "autocapitalize": "none"})
 
 
-class MailedLinkForm(FlaskForm):
+class MailedLinkForm(PageForm):
     """A mailed link's token, carried from its page to the button that uses it: opening a
     link changes nothing, so a mail scanner that follows it does no harm."""
 

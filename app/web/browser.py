@@ -81,7 +81,8 @@ def here(target: Target | None) -> SignIn:
     authorization request waiting for it, or else to the account page (`answer`). An account
     with a second factor goes through the second step page first."""
     previous = current()
-    return SignIn(ToBrowser(target.hand_to() if target else None), client_info(),
+    kept = session.get(KEEP_KEY) is not False
+    return SignIn(ToBrowser(target.hand_to() if target else None, kept), client_info(),
                   replacing=previous.auth_session if previous else None)
 
 

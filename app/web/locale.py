@@ -8,7 +8,10 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from flask import current_app, g, has_request_context, request
-from flask_babel import get_locale
+from flask_babel import get_locale, get_translations
+from jinja2 import pass_context
+from jinja2.runtime import Context
+from markupsafe import Markup
 from werkzeug.wrappers import Response
 
 from app.web import browser, pending_authorization
@@ -72,7 +75,35 @@ def remember(response: Response, code: str) -> Response:
 
 def template_context() -> dict[str, Any]:
     """`language` for <html lang> and the picker (a mail's too, under its `force_locale`),
-    `languages` for the picker's choices."""
+    `languages` for the picker's choices; and the template's gettext and ngettext bound to the
+    catalogue of the render's language, looked up once a render rather than for every string
+    (Flask-Babel's callables look up the request, the locale and the domain each time)."""
     current = get_locale()
+    gettext, ngettext = _bound(get_translations())
     return {"language": current.language if current is not None else DEFAULT,
-            "languages": SUPPORTED}
+            "languages": SUPPORTED, "gettext": gettext, "_": gettext, "ngettext": ngettext}
+
+
+def _bound(catalogue: Any) -> tuple[Any, Any]:
+    """Jinja's "new style" gettext and ngettext (jinja2.ext's i18n, as Flask-Babel installs it)
+    over one catalogue: the result escaped under autoescape, then always formatted with the
+    named variables (and ngettext's `num`)."""
+
+    @pass_context
+    def gettext(context: Context, string: str, **variables: Any) -> Any:
+        found = catalogue.ugettext(string)
+        if context.eval_ctx.autoescape:
+            found = Markup(found)  # noqa: S704 (our catalogue's words, as Jinja's own i18n)
+        # (Formatting with no variables changes only "%%": most strings skip it.)
+        return found % variables if variables or "%" in found else found
+
+    @pass_context
+    def ngettext(context: Context, singular: str, plural: str, num: int,
+                 **variables: Any) -> Any:
+        variables.setdefault("num", num)
+        found = catalogue.ungettext(singular, plural, num)
+        if context.eval_ctx.autoescape:
+            found = Markup(found)  # noqa: S704 (our catalogue's words, as Jinja's own i18n)
+        return found % variables
+
+    return gettext, ngettext

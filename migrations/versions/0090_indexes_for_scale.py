@@ -6,7 +6,7 @@ byte (collation "C"), so its unique index serves a prefix search, and a trigram 
 created here) serves a search for a part of the address, the name or the id.
 
 Revision ID: 0090
-Revises: 0070
+Revises: 0081
 Create Date: 2026-11-28 21:00:00.000000
 
 """
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = '0090'
-down_revision = '0070'
+down_revision = '0081'
 branch_labels = None
 depends_on = None
 

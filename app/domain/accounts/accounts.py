@@ -133,7 +133,7 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo,
     the same hashing work and raise the same error. Before any hashing, RateLimited when the
     email has failed too often from where this attempt comes (domain/limits/throttle.py).
     """
-    user = find_by_email(untrusted_email)
+    user = second_factors.find_with_factors(User.email_key == addresses.key(untrusted_email))
     attempt = throttle.login_attempt(addresses.key(untrusted_email), user, client, device)
     # The hashing runs in a read transaction, which holds no lock on any database.
     result = tools().hasher.verify(user.password_hash if user else None, password)

@@ -16,6 +16,7 @@ from app.db.transactions import writes
 from app.domain import text
 from app.domain.clients import branding
 from app.domain.clients.endpoints import check_endpoint
+from app.domain.clients.origins import note_sites_changed
 from app.domain.clients.sites import (
     PUBLIC,
     SECRET_METHODS,
@@ -250,6 +251,7 @@ def _apply(row: ClientSite, changes: Changes, *, clear_unset_client: bool = Fals
         row.client_secret_hash = tokens.hash_secret(secret)
     db.session.add(row)
     db.session.flush()
+    note_sites_changed()
     return Registered(_from_row(row), secret)
 
 
@@ -287,4 +289,5 @@ def remove_site(name: str) -> bool:
     if row is None:
         return False
     db.session.delete(row)
+    note_sites_changed()
     return True

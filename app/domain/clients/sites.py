@@ -189,10 +189,3 @@ def callback_redirect_uri(untrusted_name: str | None) -> str:
         raise UnknownCallback(f"“{untrusted_name[:64]}” is not a registered client site."
                               if untrusted_name else None)
     return site.redirect_uris[0]
-
-
-def is_family_origin(untrusted_origin: str) -> bool:
-    """Whether this is the origin of one of the family's own sites, the only ones that call
-    the family API from a browser (CORS)."""
-    return any(untrusted_origin in site.origins
-               for site in all_sites().values() if site.first_party)

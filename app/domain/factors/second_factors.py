@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, delete, exists, func, select
 
 from app.db.transactions import writes
 from app.domain import audit
@@ -32,12 +32,40 @@ class Purpose(StrEnum):
 
 # Reading ---------------------------------------------------------------------------------------
 
+# session.info: user id -> (has a TOTP factor, has a passkey), read with the account by a
+# sign-in (`find_with_factors`) for the rest of its request, so that a sign-in reads each table
+# once. The request's session ends with the request; nothing there changes a factor.
+_READ_WITH_ACCOUNT = "svc_second_factors"
+
+
+def find_with_factors(where: ColumnElement[bool]) -> User | None:
+    """The account `where` selects, with which second factors it has, in one statement."""
+    row = db.session.execute(select(
+        User,
+        exists().where(TotpFactor.user_id == User.id, TotpFactor.confirmed_at.is_not(None)),
+        exists().where(Passkey.user_id == User.id)).where(where)).one_or_none()
+    if row is None:
+        return None
+    user, totp, passkey = row
+    db.session.info.setdefault(_READ_WITH_ACCOUNT, {})[user.id] = (bool(totp), bool(passkey))
+    return user
+
+
+def _read_with_account(user: User) -> tuple[bool, bool] | None:
+    found: tuple[bool, bool] | None = db.session.info.get(_READ_WITH_ACCOUNT, {}).get(user.id)
+    return found
+
+
 def has_totp(user: User) -> bool:
+    if (known := _read_with_account(user)) is not None:
+        return known[0]
     factor = totp_of(user.id)
     return factor is not None and factor.confirmed_at is not None
 
 
 def has_passkey(user: User) -> bool:
+    if (known := _read_with_account(user)) is not None:
+        return known[1]
     return db.session.scalar(select(Passkey.id).where(Passkey.user_id == user.id).limit(1)) \
         is not None
 

@@ -5,7 +5,6 @@ Why: docs/architecture/design-notes.md, "Throttles and lockout"."""
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +20,7 @@ from app.db.batches import delete_batched
 from app.db.transactions import writes
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
+from app.domain.device_names import network_key
 from app.domain.errors import RateLimited
 from app.domain.limits import known_devices
 from app.domain.tokens import tokens
@@ -32,21 +32,6 @@ LOGIN, PASSWORD_CHANGE, SECOND_FACTOR = "login", "password-change", "second-fact
 NEW_DEVICE_MAIL = "new-device-mail"  # not a failure: mails sent, counted the same way
 MAIL_TO = "mail-to"  # mails to an address not yet the account's, per recipient
 ANYWHERE = "*"
-IPV6_PREFIX = 64  # one customer's network: a host picks any address in it
-
-
-def network_key(ip: str | None) -> str:
-    """The part of an address that limits count by: an IPv6 address's /64 (an IPv4-mapped one
-    as IPv4), an IPv4 address as it is. Anything else is returned unchanged."""
-    try:
-        address = ipaddress.ip_address((ip or "").split("%", 1)[0])
-    except ValueError:
-        return ip or ""
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((int(address), IPV6_PREFIX), strict=False))
-    return str(address)
 
 
 @dataclass(frozen=True)

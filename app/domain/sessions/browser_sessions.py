@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from flask import current_app
 
@@ -23,31 +23,40 @@ class BrowserSignIn:
     code: str | None  # for the client site the sign-in came from, if any
 
 
-@writes
 def shorten(session: AuthSession) -> None:
     """A browser session not kept signed in: it ends BROWSER_SESSION_SHORT_SECONDS after it
-    began, whatever the browser does with its cookie."""
-    limit = session.created_at + timedelta(
-        seconds=int(current_app.config["BROWSER_SESSION_SHORT_SECONDS"]))
+    began, whatever the browser does with its cookie. One opened so (`kept`) costs nothing."""
+    limit = session.created_at + _short()
+    if session.expires_at > limit:
+        _shorten(session, limit)
+
+
+@writes
+def _shorten(session: AuthSession, limit: datetime) -> None:
     live = db.session.get(AuthSession, session.id)
     if live is not None and live.expires_at > limit:
         live.expires_at = limit
 
 
+def _short() -> timedelta:
+    return timedelta(seconds=int(current_app.config["BROWSER_SESSION_SHORT_SECONDS"]))
+
+
 @writes
 def open_browser_session(user: User, provider: str, client: ClientInfo, *,
                          replacing: AuthSession | None, hand_to: handoff.HandTo | None,
-                         second_factor: str | None = None) -> BrowserSignIn:
+                         second_factor: str | None = None, kept: bool = True) -> BrowserSignIn:
     """Sign a browser in as `user`, in one unit of work: the session the browser held before
     ends (so one planted before sign-in is worth nothing after it: session fixation), a new one
     opens, and the client site it came from gets a code. `second_factor`: the one the sign-in
-    proved, if any."""
+    proved, if any; not `kept` signed in, the session opens short (`shorten`)."""
     if replacing is not None:
         # Not a logout the person waits on: the new sign-in answers, the revocation is shared
         # as soon as Redis takes it.
         sessions.log_out(replacing.id, replacing.user_id, sessions.LogoutScope.LOCAL, client,
                          confirm=False)
-    session = sessions.open_session(user, provider, client, second_factor=second_factor)
+    session = sessions.open_session(user, provider, client, second_factor=second_factor,
+                                    lasting=None if kept else _short())
     code = (handoff.issue_code(user, provider, hand_to, second_factor=second_factor,
                                browser_session_id=session.id)
             if hand_to is not None else None)

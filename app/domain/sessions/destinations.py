@@ -20,9 +20,11 @@ class ToApi:
 
 @dataclass(frozen=True)
 class ToBrowser:
-    """This browser's session; and a code for the client site it came from, if any."""
+    """This browser's session; and a code for the client site it came from, if any. Not
+    `kept` signed in, the session ends within hours (BROWSER_SESSION_SHORT_SECONDS)."""
 
     hand_to: HandTo | None = None
+    kept: bool = True
 
 
 @dataclass(frozen=True)

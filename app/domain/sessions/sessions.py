@@ -21,6 +21,7 @@ from app.domain import audit, events
 from app.domain.audit import ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
+from app.domain.device_names import device_of
 from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
 from app.domain.events import EventType
 from app.domain.tokens import tokens
@@ -112,20 +113,22 @@ def issue_tokens(user: User, provider: str, client: ClientInfo,
 @writes
 def open_session(user: User, provider: str, client: ClientInfo,
                  for_client: ForClient | None = None, *,
-                 second_factor: str | None = None) -> AuthSession:
+                 second_factor: str | None = None,
+                 lasting: timedelta | None = None) -> AuthSession:
     """A session for a device, without tokens (a browser's session is so), written with its
     audit event. EmailNotConfirmed when the account may not hold one yet. `second_factor`: the
-    one its sign-in proved, if any."""
+    one its sign-in proved, if any; `lasting`: how long it may live if not REFRESH_MAX_TTL."""
     require_confirmed(user)
     at = now()
     session = insert_loaded(AuthSession, {
         "id": new_id(), "user_id": user.id, "provider": provider, "created_at": at,
-        "last_used_at": at, "expires_at": at + _seconds("REFRESH_MAX_TTL"), "revoked_at": None,
+        "last_used_at": at, "expires_at": at + (lasting or _seconds("REFRESH_MAX_TTL")),
+        "revoked_at": None,
         "revoke_reason": None, "ip": client.ip, "user_agent": client.user_agent,
         "client_id": for_client.client_id if for_client else None,
         "scope": for_client.scope if for_client else None,
         "browser_session_id": for_client.browser_session_id if for_client else None,
-        "second_factor": second_factor, "site": None,
+        "second_factor": second_factor, "site": None, "device": device_of(client),
     }, user=user)
     audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
     return session

@@ -69,6 +69,9 @@ class AccessTokens:
         self.issuer, self.audience, self.ttl, self.leeway = issuer, audience, ttl, leeway
         # token -> (the kid that signed it, its claims)
         self._cache: OrderedDict[str, tuple[str, AccessClaims]] = OrderedDict()
+        # A client's own token: (its kid, its claims, its audience). An admin call's token is
+        # checked by the limiter (whose call is it) and by the view: its signature once.
+        self._client_cache: OrderedDict[str, tuple[str, ClientClaims, Any]] = OrderedDict()
         self._cache_size = cache_size
 
     def issue(self, *, user_id: str, session_id: str, plan: str, now: datetime,
@@ -118,12 +121,19 @@ class AccessTokens:
         """The claims of a token a client holds for itself (client_credentials) with this
         audience, or InvalidToken / TokenExpired. A person's token has the wrong audience."""
         at = int(now.timestamp())
-        kid, payload = self._verified_payload(token, at)
-        claims = _client_claims_from(payload)
-        if payload["aud"] != audience:
+        cached = self._client_cache.get(token)
+        if cached is None:
+            kid, payload = self._verified_payload(token, at)
+            cached = kid, _client_claims_from(payload), payload["aud"]
+        kid, claims, token_audience = cached
+        if token_audience != audience:
             raise InvalidToken()
         self._key_in_force(kid, claims, at)
         self._check_times(claims, at)
+        self._client_cache[token] = cached
+        self._client_cache.move_to_end(token)
+        if len(self._client_cache) > self._cache_size:
+            self._client_cache.popitem(last=False)
         return claims
 
     def _decode(self, token: str, at: int) -> tuple[str, AccessClaims]:

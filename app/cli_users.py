@@ -90,8 +90,6 @@ def _safe(untrusted: str, width: int) -> str:
 
 
 def _status(user: User) -> str:
-    if user.deletion_scheduled_at is not None:
-        return "closing"
     return directory.status_of(user).value
 
 

@@ -20,11 +20,18 @@ from app.models import AuthSession, Identity, Passkey, User
 
 
 class Status(StrEnum):
+    """One name for an account's state on every surface (admin API, console, CLI)."""
+
     ACTIVE = "active"
     DISABLED = "disabled"
+    # Its owner or an operator deleted it: disabled, and erased once the grace period ends
+    # unless the owner's mailed link restores it.
+    DELETION_SCHEDULED = "deletion_scheduled"
 
 
 def status_of(user: User) -> Status:
+    if user.deletion_scheduled_at is not None:
+        return Status.DELETION_SCHEDULED
     return Status.DISABLED if user.disabled_at is not None else Status.ACTIVE
 
 
@@ -60,9 +67,11 @@ def _filtered(search: Search) -> Select[User]:
     if search.plan:
         query = query.where(User.plan == search.plan)
     if search.status is Status.ACTIVE:
-        query = query.where(User.disabled_at.is_(None))
+        query = query.where(User.disabled_at.is_(None), User.deletion_scheduled_at.is_(None))
     elif search.status is Status.DISABLED:
-        query = query.where(User.disabled_at.is_not(None))
+        query = query.where(User.disabled_at.is_not(None), User.deletion_scheduled_at.is_(None))
+    elif search.status is Status.DELETION_SCHEDULED:
+        query = query.where(User.deletion_scheduled_at.is_not(None))
     if search.created_after:
         query = query.where(User.created_at >= search.created_after)
     if search.created_before:

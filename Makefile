@@ -62,8 +62,10 @@ test-fast: install
 		$(BIN)/python -m pytest $(XDIST) -q -m "not e2e"
 
 # The Containerfile as shipped, built with podman on a Debian base made here (mmdebstrap; kept in
-# podman's store, so made once a machine) and run: migrate, serve, sign up, verify, refresh
-# (tests/image). Not in `make test`: the first build on a machine takes minutes.
+# podman's store, so made once a machine) and run: migrate, serve, sign up, verify, refresh; then
+# the compose file's shape (PostgreSQL, Redis, nginx with TLS: stand-ins from Debian's packages)
+# ending in a sign-in through nginx (tests/image). Not in `make test`: a first build on a machine
+# takes minutes.
 test-image: install
 	@start=$$(date +%s); scripts/install-test-tools image \
 	&& SVC_TEST_IMAGE=1 SVC_TEST_DATABASE=sqlite $(BIN)/python -m pytest -p no:randomly -q \

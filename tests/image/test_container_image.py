@@ -16,8 +16,6 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.containers import (
-    base_image,
-    build_image,
     podman,
     production_env,
     run_once,
@@ -31,15 +29,6 @@ pytestmark = [
     pytest.mark.skipif(os.environ.get("SVC_TEST_IMAGE") != "1",
                        reason="the image test runs in `make test-image` (SVC_TEST_IMAGE=1)"),
 ]
-
-IMAGE = "localhost/svc-auth:test"
-
-
-@pytest.fixture(scope="module")
-def image() -> str:
-    build_image(IMAGE, base_image())
-    return IMAGE
-
 
 @pytest.fixture(scope="module")
 def settings() -> dict[str, str]:

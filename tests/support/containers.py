@@ -86,6 +86,12 @@ def wheels(base: str) -> Path:
     python_version = podman("run", "--rm", base, "python3", "-c",
                             "import platform; print(platform.python_version())"
                             ).stdout.decode().strip()
+    # Fetched once for each pyproject.toml and Python (pip resolving again costs a minute).
+    recipe = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()
+                            + python_version.encode()).hexdigest()[:16]
+    stamp = WHEELS / f".fetched-{recipe}"
+    if stamp.exists():
+        return WHEELS
     fetched = subprocess.run(
         [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
          "--only-binary=:all:", "--python-version", python_version, "--dest", str(WHEELS),
@@ -93,6 +99,7 @@ def wheels(base: str) -> Path:
         capture_output=True, text=True, timeout=600, check=False, cwd=ROOT)
     if fetched.returncode != 0:
         raise PodmanError(f"pip download of the runtime wheels failed:\n{fetched.stderr[-4000:]}")
+    stamp.touch()
     return WHEELS
 
 
@@ -110,6 +117,14 @@ def build_image(tag: str, base: str, context: Path = ROOT) -> None:
         args += ["--volume", f"{HOST_CA_BUNDLE}:/run/host-ca.crt:ro",
                  "--build-arg", "PIP_CERT=/run/host-ca.crt"]
     podman(*args, str(context), timeout=1200)
+
+
+def build_stand_in(name: str, base: str) -> str:
+    """tests/image/images/NAME: the official image NAME's stand-in, from Debian's package."""
+    tag = f"localhost/svc-auth-test-{name}:latest"
+    podman("build", "--build-arg", f"BASE={base}", "-t", tag,
+           str(ROOT / "tests" / "image" / "images" / name), timeout=900)
+    return tag
 
 
 def production_env() -> dict[str, str]:

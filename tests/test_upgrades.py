@@ -12,12 +12,14 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from alembic.script import ScriptDirectory
+from flask import Flask
 from flask_migrate import upgrade
 
 from app import create_app
 from app.domain.tools import tools
 from app.extensions import db
 from tests.support.accounts import PASSWORD
+from tests.support.apps import dispose_app
 from tests.test_migrations import _ONE_ROW_EACH, _columns_of, _rows, _type
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +50,15 @@ def test_a_database_of_the_previous_release_upgrades_with_its_data(tmp_path, emp
     app = create_app({"INSTANCE_PATH": str(tmp_path), "SECRET_KEY": "t",
                       "SQLALCHEMY_DATABASE_URI": empty_database_url,
                       "ARGON2_MEMORY_COST": 1024, "ARGON2_TIME_COST": 1,
-                      "ARGON2_PARALLELISM": 1, "RATELIMIT_ENABLED": False})
+                      "ARGON2_PARALLELISM": 1, "RATELIMIT_ENABLED": False,
+                      "MAIL_URL": "memory://"})
+    try:
+        _upgrade_and_sign_in(app, head)
+    finally:
+        dispose_app(app)  # its outbox's thread, and every pooled connection
+
+
+def _upgrade_and_sign_in(app: Flask, head: str) -> None:
     with app.app_context():
         upgrade(revision=head)
         # (no mail job: the outbox would try to send it)
@@ -75,5 +85,3 @@ def test_a_database_of_the_previous_release_upgrades_with_its_data(tmp_path, emp
             "SELECT event FROM audit_events WHERE user_id = 'u-1'")).scalars().all()
         assert {"login", "login_succeeded"} <= set(events)
         assert db.session.execute(sa.text("SELECT created_at FROM users")).scalar() is not None
-        db.session.remove()
-        db.engine.dispose()

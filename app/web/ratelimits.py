@@ -217,14 +217,16 @@ def announce_limits(response: Response) -> Response:
     if response.status_code >= 400 or _no_limit_on_this_view():
         return response
     try:
-        counted = [(limit.remaining, limit.reset_at, limit.limit.amount)
-                   for limit in limiter.current_limits]
+        counted = [(limit.remaining, limit.reset_at, limit.limit.amount,
+                    limit.limit.get_expiry()) for limit in limiter.current_limits]
     except (RedisError, OSError):
         return response
     if not counted:
         return response
-    remaining, reset_at, amount = min(counted)
+    remaining, reset_at, amount, period = min(counted)
     response.headers["RateLimit-Limit"] = str(amount)
     response.headers["RateLimit-Remaining"] = str(max(0, remaining))
-    response.headers["RateLimit-Reset"] = str(max(0, math.ceil(reset_at - time.time())))
+    # Within the limit's period: a window's start may be rounded past this instant.
+    reset = min(int(period), math.ceil(reset_at - time.time()))
+    response.headers["RateLimit-Reset"] = str(max(0, reset))
     return response

@@ -8,7 +8,7 @@ PORT   ?= 5000
 # Where people reach it: SVC_PUBLIC_URL when set (e.g. http://localhost:5000, for passkeys).
 URL    := $(or $(SVC_PUBLIC_URL),http://$(HOST):$(PORT))
 
-.PHONY: install run migrate test test-fast lint docs bench translations clean
+.PHONY: install run port-free migrate test test-fast test-image check-deploy lint docs bench translations clean
 
 install: $(STAMP)
 
@@ -22,15 +22,20 @@ $(STAMP): pyproject.toml
 migrate: install
 	$(BIN)/flask --app wsgi db upgrade
 
-# The issuer, the links in mail and the address printed agree with where it listens.
+# The issuer, the links in mail and the address printed agree with where it listens. Another
+# port: `make run PORT=5001`. A port in use stops it before anything is installed or printed.
 run: export SVC_PUBLIC_URL := $(URL)
-run: migrate
+run: port-free migrate
 	@echo "svc-auth is serving on $(URL): open $(URL)/signup to create an account,"
 	@echo "then $(URL)/account; the API reference is $(URL)/api/docs."
 	@[ -n "$$SVC_MAIL_URL" ] || echo "Mail (confirmation and reset links) is written to this log (SVC_MAIL_URL to send it)."
 	@echo "The embedded default (SQLite, one worker) for one machine: in production it goes behind a"
 	@echo "buffering proxy (docs/operators/deployment.md)."
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind $(HOST):$(PORT) --workers 1 wsgi:app
+
+port-free:
+	@$(PYTHON) -c 'import socket, sys; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("$(HOST)", $(PORT)))' 2>/dev/null \
+	|| { echo "Port $(PORT) on $(HOST) is in use: stop what listens there, or serve on another port: make run PORT=5001"; exit 1; }
 
 # The whole suite, as CI runs it: every test on SQLite, and the app-factory tests of
 # tests/support/databases.py's POSTGRES_SUITE again on a throwaway PostgreSQL, in one pytest
@@ -56,15 +61,35 @@ test-fast: install
 	SVC_TEST_DATABASE=sqlite SVC_FUZZ_EXAMPLES=$${SVC_FUZZ_EXAMPLES:-30} \
 		$(BIN)/python -m pytest $(XDIST) -q -m "not e2e"
 
+# The Containerfile as shipped, built with podman on a Debian base made here (mmdebstrap; kept in
+# podman's store, so made once a machine) and run: migrate, serve, sign up, verify, refresh; then
+# the compose file's shape (PostgreSQL, Redis, nginx with TLS: stand-ins from Debian's packages)
+# ending in a sign-in through nginx (tests/image). Not in `make test`: a first build on a machine
+# takes minutes.
+test-image: install
+	@start=$$(date +%s); scripts/install-test-tools image \
+	&& SVC_TEST_IMAGE=1 SVC_TEST_DATABASE=sqlite $(BIN)/python -m pytest -p no:randomly -q \
+		--durations=5 tests/image; \
+	status=$$?; elapsed=$$(( $$(date +%s) - start )); \
+	echo "make test-image: $$(( elapsed / 60 )) min $$(( elapsed % 60 )) s in all (exit $$status)"; \
+	exit $$status
+
+# nginx -t, systemd-analyze verify, promtool check/test rules on deploy/ (scripts/check-deploy).
+check-deploy:
+	scripts/install-test-tools
+	scripts/check-deploy
+
 lint: install
 	$(BIN)/ruff check app tests bench
 	$(BIN)/mypy
 
 # The site in docs/ (MkDocs, Material theme) into build/site; --strict fails on a broken link or
-# anchor, and the configuration reference must be what the settings generate.
+# anchor, and the configuration reference must be what the settings generate. The site must read
+# offline: nothing loaded from another origin (scripts/check-site-offline).
 docs: install
 	$(BIN)/python scripts/settings-reference --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	$(BIN)/python scripts/check-site-offline build/site
 
 bench: install
 	scripts/install-bench-tools

@@ -20,7 +20,7 @@ from app.web import locale
 from app.web.after_response import MailAfterResponse
 from app.web.cookie_session import CookieSessionInterface
 from app.web.headers import add_security_headers
-from app.web.ratelimits import only_on_limited_views
+from app.web.ratelimits import announce_limits, only_on_limited_views
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,6 +45,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                      compare_type=True)
     limiter.init_app(app)
     only_on_limited_views(app)
+    app.after_request(announce_limits)
     csrf.init_app(app)
     login_manager.init_app(app)
     babel.init_app(app, default_locale=locale.DEFAULT, locale_selector=locale.select)

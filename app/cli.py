@@ -23,6 +23,7 @@ from app.domain.tools import tools
 from app.extensions import db
 from app.infra.keys import Keyring, SigningKey
 from app.models import Delivery
+from app.version import VERSION
 
 keys = AppGroup("keys", help="Manage the access-token signing keys.")
 sessions_cli = AppGroup("sessions", help="Manage sign-in sessions.")
@@ -221,7 +222,19 @@ def remove_client(name: str) -> None:
     click.echo(f"Removed {name}.")
 
 
+@click.command("version", short_help="The release this code is.")
+@with_appcontext
+def version() -> None:
+    """The release this code is (CHANGELOG.md) and the migration its schema needs. (`flask
+    --version` is Flask's own: it names Python's, Flask's and Werkzeug's versions.)"""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory(current_app.extensions["migrate"].directory)
+    click.echo(f"svc-auth {VERSION} (schema: migration {script.get_current_head()})")
+
+
 def register(app: Flask) -> None:
+    app.cli.add_command(version)
     for group in (users, keys, sessions_cli, sites_cli, outbox_cli, clients_cli, events_cli,
                   purge):
         app.cli.add_command(group)

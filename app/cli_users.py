@@ -93,8 +93,6 @@ def _safe(untrusted: str, width: int) -> str:
 def _status(user: User) -> str:
     if user.erased_at is not None:
         return "erased"
-    if user.deletion_scheduled_at is not None:
-        return "closing"
     return directory.status_of(user).value
 
 

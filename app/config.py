@@ -13,12 +13,13 @@ from typing import Any
 from flask import Flask
 from limits import parse
 
+from app.database_choice import database_url
 from app.domain.accounts.plans import DEFAULT_CATALOGUE
 from app.domain.accounts.plans import check_settings as check_plans
 from app.domain.clients.registration import check_settings as check_client_sites
 from app.domain.clock import system_clock
 from app.domain.limits.captcha import check_settings as check_captcha
-from app.instance_files import create_once, private_file
+from app.instance_files import create_once
 from app.web.limit_storage import storage_uri
 
 DAY = 24 * 3600
@@ -172,7 +173,7 @@ def _derive(app: Flask) -> None:
     config = app.config
     config["PUBLIC_URL"] = str(config["PUBLIC_URL"]).rstrip("/")
     if "SQLALCHEMY_DATABASE_URI" not in config:  # (a test may set it; then no file is made)
-        config["SQLALCHEMY_DATABASE_URI"] = config["DATABASE_URL"] or _default_database(app)
+        config["SQLALCHEMY_DATABASE_URI"] = database_url(app)
     # Test each pooled connection before use, so the service recovers by itself once a
     # database that went away is back.
     config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
@@ -208,12 +209,6 @@ def _derive(app: Flask) -> None:
         if config["ENV"] == "production":
             raise RuntimeError("SVC_SECRET_KEY is required when SVC_ENV=production.")
         config["SECRET_KEY"] = _instance_secret(app)
-
-
-def _default_database(app: Flask) -> str:
-    path = Path(app.instance_path) / "svc-auth.db"
-    private_file(path)  # password hashes and addresses: the owner's alone
-    return f"sqlite:///{path}"
 
 
 def _instance_secret(app: Flask) -> str:

@@ -20,7 +20,7 @@ from app.api.schemas import Body, Email, Text, error_pointers
 from app.domain.accounts import plans
 from app.domain.admin.directory import LONGEST_TEXT, SHORTEST_TEXT, Status
 from app.domain.admin.pages import MAX_PAGE
-from app.domain.errors import InvalidBody
+from app.domain.errors import InvalidQuery
 
 FullName = Annotated[Text, Field(max_length=200)]
 Plan = Annotated[Text, Field(min_length=1, max_length=32, pattern=plans.PLAN.pattern,
@@ -116,17 +116,17 @@ Q = TypeVar("Q", bound=Query)
 
 
 def parse_query(model: type[Q]) -> Q:
-    """The query string as `model` (each name once), or InvalidBody saying what is wrong."""
+    """The query string as `model` (each name once), or InvalidQuery saying what is wrong."""
     data: dict[str, Any] = {}
     for name, values in request.args.lists():
         if len(values) != 1:
-            raise InvalidBody(errors=[{"pointer": f"#/{name[:64]}",
-                                       "detail": "Give it once."}])
+            raise InvalidQuery(errors=[{"pointer": f"#/{name[:64]}",
+                                        "detail": "Give it once."}])
         data[name] = values[0]
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise InvalidBody(errors=error_pointers(error)) from None
+        raise InvalidQuery(errors=error_pointers(error)) from None
 
 
 __all__ = ["Body", "CreateUserBody", "DeliveriesQuery", "EventsQuery", "RetryDeliveriesBody",

@@ -18,7 +18,8 @@ def add_cors_headers(response: Response) -> Response:
     untrusted_origin = request.environ.get("HTTP_ORIGIN")
     if untrusted_origin and is_family_origin(untrusted_origin):
         response.headers["Access-Control-Allow-Origin"] = untrusted_origin
-        response.headers["Access-Control-Expose-Headers"] = "Retry-After, WWW-Authenticate"
+        response.headers["Access-Control-Expose-Headers"] = (
+            "Retry-After, WWW-Authenticate, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset")
         if request.method == "OPTIONS":
             response.headers["Access-Control-Allow-Methods"] = "GET, POST, DELETE"
             response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"

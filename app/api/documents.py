@@ -124,6 +124,7 @@ class Problem(BaseModel):
 
 class Health(Document):
     status: Literal["ok"]
+    version: str = Field(description="The release this instance runs (CHANGELOG.md).")
 
 
 class Readiness(Document):

@@ -73,17 +73,19 @@ PROOF = (raised(e.InvalidCredentials("The password is not right.")),
 BEARER = (raised(e.MissingToken()), raised(e.InvalidToken()), raised(e.TokenExpired()))
 
 
-def refused(model: type[BaseModel], data: dict[str, Any], summary: str) -> Example | None:
-    """What the model's own validation answers to `data`, as the API says it."""
+def refused(model: type[BaseModel], data: dict[str, Any], summary: str,
+            answer: type[e.InvalidBody] = e.InvalidBody) -> Example | None:
+    """What the model's own validation answers to `data`, as the API says it (`answer`:
+    InvalidQuery for a query's model)."""
     try:
         model.model_validate(data)
     except ValidationError as error:
-        return raised(e.InvalidBody(errors=body.error_pointers(error)), summary)
+        return raised(answer(errors=body.error_pointers(error)), summary)
     return None
 
 
 OUT_OF_RANGE = refused(admin.DeliveriesQuery, {"limit": "0"}, "invalid_body (a parameter out of "
-                                                                "range)")
+                                                                "range)", e.InvalidQuery)
 assert OUT_OF_RANGE is not None
 QUERY = (OUT_OF_RANGE,)
 NOT_A_PLAN = refused(admin.UpdateUserBody, {"plan": "Gold plan"}, "invalid_body (not a plan "
@@ -151,7 +153,7 @@ PROBLEMS: dict[str, tuple[Example, ...]] = {
                     raised(e.RateLimited(300), "rate_limited (too many wrong codes)")),
     "refresh": (raised(e.InvalidRefreshToken()), raised(e.EmailNotConfirmed())),
     "refreshV1": (raised(e.InvalidRefreshToken()), raised(e.EmailNotConfirmed())),
-    "logout": (raised(e.InvalidBody(errors=[{"pointer": "#/query/scope", "detail": (
+    "logout": (raised(e.InvalidQuery(errors=[{"pointer": "#/query/scope", "detail": (
         "scope must be local, others or global.")}])),),
     "startProviderSignIn": (
         raised(e.InvalidRedirectUri()),
@@ -187,9 +189,9 @@ PROBLEMS: dict[str, tuple[Example, ...]] = {
     "adminCreateUser": (raised(e.EmailTaken()), *PLANS),
     "adminUpdateUser": PLANS,
     "adminEnableUser": (raised(DeletionScheduled()),),
-    "adminListUsers": (raised(e.InvalidBody("The cursor is not one this service gave.",
-                                            [{"pointer": "#/cursor",
-                                              "detail": "not a cursor of ours"}])),
+    "adminListUsers": (raised(e.InvalidQuery("The cursor is not one this service gave.",
+                                             [{"pointer": "#/cursor",
+                                               "detail": "not a cursor of ours"}])),
                        *QUERY),
     "adminListDeliveries": QUERY,
     "adminUserEvents": QUERY,

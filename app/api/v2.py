@@ -21,7 +21,7 @@ from app.api.shaping import account_json, confirmation_pending_json, login_json,
 from app.domain import addresses, sign_in
 from app.domain.accounts import accounts, identities, recovery
 from app.domain.audit import ClientInfo
-from app.domain.errors import InvalidBody
+from app.domain.errors import InvalidQuery
 from app.domain.factors import pending
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
@@ -94,8 +94,8 @@ def logout() -> tuple[str, int]:
     try:
         scope = sessions.LogoutScope(untrusted_scope)
     except ValueError:
-        raise InvalidBody(errors=[{"pointer": "#/query/scope",
-                                   "detail": "scope must be local, others or global."}]) from None
+        raise InvalidQuery(errors=[{"pointer": "#/query/scope",
+                                    "detail": "scope must be local, others or global."}]) from None
     sessions.log_out(bearer.session_id, bearer.account.id, scope, client_info())
     return "", 204
 

@@ -9,6 +9,7 @@ from app.domain.clients import sites
 from app.domain.oidc import authorization
 from app.domain.sessions import sessions
 from app.domain.tools import tools
+from app.version import VERSION
 from app.web.errors import problem, register_problem_errors
 
 bp = Blueprint("wellknown", __name__)
@@ -71,10 +72,11 @@ def issuer_metadata() -> Response:
 
 @bp.get("/health")
 def health() -> Response:
-    """Liveness: 200 `{"status": "ok"}`, or 503 when the database is unreachable."""
+    """Liveness: 200 `{"status": "ok", "version": ...}`, or 503 when the database is
+    unreachable."""
     if dependencies.database_state() != "ok":
         return problem(503, "service_unavailable", "The database is unreachable.")
-    response = jsonify({"status": "ok"})
+    response = jsonify({"status": "ok", "version": VERSION})
     response.headers["Cache-Control"] = "no-store"
     return response
 

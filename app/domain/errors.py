@@ -35,6 +35,13 @@ class InvalidBody(AuthError):
         return {"errors": self.errors} if self.errors else {}
 
 
+class InvalidQuery(InvalidBody):
+    """A query parameter is wrong. The code stays `invalid_body` (codes are stable, and clients
+    already handle it on 422); the detail no longer blames a body the request may not have."""
+
+    detail = N_("A query parameter is invalid.")
+
+
 class WeakPassword(InvalidBody):
     def __init__(self, reason: str, pointer: str = "#/password"):
         super().__init__(reason, [{"pointer": pointer, "detail": reason}])

@@ -217,3 +217,26 @@ def single_sign_on(exempt_when: Callable[[], bool]) -> Callable[[Any], Any]:
     """Handoff codes issued to one signed-in browser session; `exempt_when` tells the requests
     that issue none."""
     return _limits(("sso-session", "LIMIT_SSO", _browser_session, {"exempt_when": exempt_when}))
+
+
+def announce_limits(response: Response) -> Response:
+    """On a successful answer of a limited view, the IETF draft's RateLimit-Limit,
+    RateLimit-Remaining and RateLimit-Reset (seconds) of the limit closest to running out, so that
+    a client slows down before a 429 (which carries Retry-After instead). Nothing when the
+    limit's storage cannot say now: the answer matters more than the hint."""
+    if response.status_code >= 400 or _no_limit_on_this_view():
+        return response
+    try:
+        counted = [(limit.remaining, limit.reset_at, limit.limit.amount,
+                    limit.limit.get_expiry()) for limit in limiter.current_limits]
+    except (RedisError, OSError):
+        return response
+    if not counted:
+        return response
+    remaining, reset_at, amount, period = min(counted)
+    response.headers["RateLimit-Limit"] = str(amount)
+    response.headers["RateLimit-Remaining"] = str(max(0, remaining))
+    # Within the limit's period: a window's start may be rounded past this instant.
+    reset = min(int(period), math.ceil(reset_at - time.time()))
+    response.headers["RateLimit-Reset"] = str(max(0, reset))
+    return response

@@ -5,6 +5,7 @@ from sqlalchemy.exc import OperationalError
 
 from app import create_app
 from app.domain.accounts import accounts
+from app.version import VERSION
 
 
 def assert_problem(response, status, code):
@@ -55,7 +56,7 @@ def test_a_database_outage_is_a_503_problem(client, monkeypatch):
 def test_health_is_ok(client):
     response = client.get("/health")
     assert response.status_code == 200
-    assert response.get_json() == {"status": "ok"}
+    assert response.get_json() == {"status": "ok", "version": VERSION}
 
 
 def test_health_is_503_when_the_database_is_unreachable(tmp_path):

@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.accounts import PASSWORD
-from tests.support.http import bearer, call
+from tests.support.http import call
+from tests.support.journeys import sign_up_in_verify_and_refresh
 from tests.support.server import ROOT, GunicornError, start_gunicorn
 
 pytestmark = pytest.mark.e2e
@@ -57,6 +58,8 @@ class Install:
             "SVC_PUBLIC_URL": PUBLIC_URL,
             "SVC_MAIL_URL": f"file://{self.workdir / 'mail'}",
             "SVC_INSTANCE_PATH": str(self.workdir / "instance"),
+            # Named: in production the CLI takes no database for granted.
+            "SVC_DATABASE_URL": f"sqlite:///{self.workdir / 'instance' / 'svc-auth.db'}",
             "PROMETHEUS_MULTIPROC_DIR": str(self.workdir / "metrics"),
         }
 
@@ -118,25 +121,8 @@ def production_server(install: Install) -> Iterator[str]:
 
 def test_a_production_install_signs_up_logs_in_verifies_and_refreshes(
         production_server: str) -> None:
-    email = f"operator-{secrets.token_hex(5)}@example.com"
-    status, signed_up = call("POST", production_server + "/api/v2/auth/signup",
-                             {"email": email, "password": PASSWORD, "full_name": "Ada"})
-    assert status == 201, signed_up
-    status, logged_in = call("POST", production_server + "/api/v2/auth/login",
-                             {"email": email, "password": PASSWORD})
-    assert status == 200, logged_in
-
-    status, verified = call("GET", production_server + "/api/v2/auth/verify",
-                            headers=bearer(logged_in["access_token"]))
-    assert status == 200 and verified["user"]["email"] == email, verified
-    session_id = verified["session_id"]
-
-    status, refreshed = call("POST", production_server + "/api/v2/auth/refresh",
-                             {"refresh_token": logged_in["refresh_token"]})
-    assert status == 200 and refreshed["refresh_token"] != logged_in["refresh_token"], refreshed
-    status, verified = call("GET", production_server + "/api/v2/auth/verify",
-                            headers=bearer(refreshed["access_token"]))
-    assert status == 200 and verified["session_id"] == session_id, verified
+    sign_up_in_verify_and_refresh(production_server,
+                                  f"operator-{secrets.token_hex(5)}@example.com")
 
 
 def test_a_production_install_serves_the_api_reference(production_server: str) -> None:

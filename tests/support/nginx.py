@@ -1,13 +1,13 @@
-"""The deployment guide's own nginx example (docs/operators/deployment.md; Debian's nginx, run
-from a work folder) in front of gunicorn servers on 127.0.0.1: tests/e2e/test_slow_clients.py
-(slow clients) and bench/production.py (two instances behind one address) run the very
-configuration the guide shows.
+"""The shipped nginx configuration (deploy/nginx/svc-auth.conf, which the deployment guide
+includes; Debian's nginx, run from a work folder) in front of gunicorn servers on 127.0.0.1:
+tests/e2e/test_slow_clients.py (slow clients) and bench/production.py (two instances behind one
+address) run the very configuration the guide shows.
 
-`nginx_config` keeps the example as it is but for where it listens (plain HTTP on 127.0.0.1: no
-certificate here), its upstream servers and its access log, inside the few lines a whole
-nginx.conf needs around it; several sites (one `server` each, on its own port and upstream) can
-share one nginx, so that two upstreams are measured behind the same front. `start_nginx` runs
-it and waits until every site answers.
+`nginx_config` keeps the example as it is but for where it listens (plain HTTP on 127.0.0.1,
+without its ssl_ lines: no certificate here), its upstream servers and its access log, inside the
+few lines a whole nginx.conf needs around it; several sites (one `server` each, on its own port
+and upstream) can share one nginx, so that two upstreams are measured behind the same front.
+`start_nginx` runs it and waits until every site answers.
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ class NginxError(RuntimeError):
     """nginx is not installed, or did not start; the message carries its log."""
 
 
+SHIPPED_CONFIG = ROOT / "deploy" / "nginx" / "svc-auth.conf"
+
+
 def documented_nginx_example() -> str:
-    guide = (ROOT / "docs" / "operators" / "deployment.md").read_text()
-    [example] = re.findall(r"```nginx\n(.*?)```", guide, re.DOTALL)
-    return example
+    """The shipped file, which the deployment guide includes."""
+    return SHIPPED_CONFIG.read_text()
 
 
 def nginx_binary() -> str:
@@ -59,6 +61,7 @@ def _site(example: str, index: int, site: Site, workdir: Path) -> str:
     name = f"svc_auth_{index}"
     servers = " ".join(f"server {address};" for address in site.upstreams)
     text = re.sub(r"listen [^;]*;", f"listen 127.0.0.1:{site.port};", example)
+    text = re.sub(r"^\s*ssl_.*;\n", "", text, flags=re.MULTILINE)  # no certificate here
     text = re.sub(r"upstream svc_auth \{[^}]*\}", f"upstream {name} {{ {servers} }}", text)
     text = text.replace("http://svc_auth;", f"http://{name};")
     text = re.sub(r"access_log \S+", f"access_log {workdir / f'access-{index}.log'}", text)

@@ -13,7 +13,7 @@ from sqlalchemy import text as sql_text
 
 from app.domain import addresses, text
 from app.domain.admin.pages import Page, cursor_of, moment_of, page_size, position_of
-from app.domain.errors import InvalidBody, NotFound
+from app.domain.errors import InvalidQuery, NotFound
 from app.domain.factors import second_factors
 from app.domain.sessions import sessions
 from app.extensions import db
@@ -21,11 +21,18 @@ from app.models import AuthSession, Identity, Passkey, User
 
 
 class Status(StrEnum):
+    """One name for an account's state on every surface (admin API, console, CLI)."""
+
     ACTIVE = "active"
     DISABLED = "disabled"
+    # Its owner or an operator deleted it: disabled, and erased once the grace period ends
+    # unless the owner's mailed link restores it.
+    DELETION_SCHEDULED = "deletion_scheduled"
 
 
 def status_of(user: User) -> Status:
+    if user.deletion_scheduled_at is not None:
+        return Status.DELETION_SCHEDULED
     return Status.DISABLED if user.disabled_at is not None else Status.ACTIVE
 
 
@@ -63,7 +70,7 @@ def _after_every_key(prefix: str) -> str | None:
 def _filtered(search: Search) -> Select[User]:
     for untrusted in (search.email_prefix, search.plan, search.text):
         if untrusted is not None and not text.is_printable(untrusted):
-            raise InvalidBody("Search for printable text only.")
+            raise InvalidQuery("Search for printable text only.")
     query = select(User)
     if search.email_prefix:
         # A range of the unique key's index, not LIKE: no collation or LIKE rule decides
@@ -80,9 +87,11 @@ def _filtered(search: Search) -> Select[User]:
     if search.plan:
         query = query.where(User.plan == search.plan)
     if search.status is Status.ACTIVE:
-        query = query.where(User.disabled_at.is_(None))
+        query = query.where(User.disabled_at.is_(None), User.deletion_scheduled_at.is_(None))
     elif search.status is Status.DISABLED:
-        query = query.where(User.disabled_at.is_not(None))
+        query = query.where(User.disabled_at.is_not(None), User.deletion_scheduled_at.is_(None))
+    elif search.status is Status.DELETION_SCHEDULED:
+        query = query.where(User.deletion_scheduled_at.is_not(None))
     if search.created_after:
         query = query.where(User.created_at >= search.created_after)
     if search.created_before:
@@ -95,7 +104,7 @@ def _containing(untrusted: str) -> ColumnElement[bool]:
     PostgreSQL's trigram index serves)."""
     words = untrusted.strip()
     if not SHORTEST_TEXT <= len(words) <= LONGEST_TEXT:
-        raise InvalidBody(f"Search for {SHORTEST_TEXT} to {LONGEST_TEXT} characters.",
+        raise InvalidQuery(f"Search for {SHORTEST_TEXT} to {LONGEST_TEXT} characters.",
                           [{"pointer": "#/q", "detail": f"{SHORTEST_TEXT} to {LONGEST_TEXT} "
                                                         "characters"}])
     inside = f"%{_escaped(words)}%"

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Generic, TypeVar
 
 from app.domain import text
-from app.domain.errors import InvalidBody
+from app.domain.errors import InvalidQuery
 
 T = TypeVar("T")
 MAX_PAGE = 100
@@ -27,7 +27,7 @@ def page_size(limit: int | None) -> int:
     if limit is None:
         return DEFAULT_PAGE
     if not 1 <= limit <= MAX_PAGE:
-        raise InvalidBody(f"limit is from 1 to {MAX_PAGE}.",
+        raise InvalidQuery(f"limit is from 1 to {MAX_PAGE}.",
                           [{"pointer": "#/limit", "detail": f"from 1 to {MAX_PAGE}"}])
     return limit
 
@@ -46,7 +46,7 @@ def _in_range(value: object) -> bool:
 
 def position_of(untrusted_cursor: str | None, shape: tuple[type, ...]) -> list[str | int] | None:
     """The position a cursor of ours stands for, checked against the types it must hold;
-    InvalidBody for anything else."""
+    InvalidQuery for anything else."""
     if not untrusted_cursor:
         return None
     try:
@@ -57,18 +57,18 @@ def position_of(untrusted_cursor: str | None, shape: tuple[type, ...]) -> list[s
     if not isinstance(position, list) or len(position) != len(shape) or not all(
             type(value) is kind and _in_range(value)
             for value, kind in zip(position, shape, strict=True)):
-        raise InvalidBody("The cursor is not one this service gave.",
+        raise InvalidQuery("The cursor is not one this service gave.",
                           [{"pointer": "#/cursor", "detail": "not a cursor of ours"}])
     return position
 
 
 def moment_of(untrusted: str) -> datetime:
-    """The instant a cursor of ours holds (ISO 8601, with its offset); InvalidBody otherwise."""
+    """The instant a cursor of ours holds (ISO 8601, with its offset); InvalidQuery otherwise."""
     try:
         at = datetime.fromisoformat(untrusted)
     except ValueError:
         at = None
     if at is None or at.tzinfo is None:
-        raise InvalidBody("The cursor is not one this service gave.",
+        raise InvalidQuery("The cursor is not one this service gave.",
                           [{"pointer": "#/cursor", "detail": "not a cursor of ours"}])
     return at

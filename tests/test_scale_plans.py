@@ -172,6 +172,20 @@ def test_the_lists_of_accounts_are_planned_for_their_values_each_time(app):
     assert sent[1][0].startswith("SELECT")
 
 
+def test_an_unfiltered_page_needs_no_plan_of_its_own(app):
+    """Its generic plan reads the creation index in order too, so it asks for none (the admin
+    list's budget counts the statement it saves)."""
+    middle = _middle(app)
+    cursor = cursor_of([middle.created_at.isoformat(), middle.id])
+    with app.test_request_context(), captured(app, ("SET", "SELECT")) as sent:
+        directory.search_users(directory.Search(), 50, cursor)
+        db.session.rollback()
+    assert len(sent) == 1 and sent[0][0].startswith("SELECT")
+    plan = _one(plans_of(app, lambda: directory.search_users(directory.Search(), 50, cursor),
+                         generic=True))
+    assert "ix_users_created_at_id" in plan.indexes and "Sort" not in plan.kinds
+
+
 def test_a_sessions_check_reads_that_session_alone_in_a_generic_plan_too(app, generic):
     """verify's look-up on a cache miss (app/infra/live_sessions.py), prepared by psycopg:
     by the session's key, never through the account's sessions (2,000 here)."""

@@ -90,20 +90,24 @@ def _held(kind: str, key: str, start: Callable[[], S], finish: Callable[[S], Non
     return state
 
 
+# These run at every transaction's end, on the hot paths too: nothing held, nothing more asked.
 def _finish_before_commit(session: Session) -> None:
-    if session.in_nested_transaction():  # a savepoint's release
+    # Nothing held, or a savepoint's release: nothing to do.
+    if _BEFORE_COMMIT not in session.info or session.in_nested_transaction():
         return
     for state, finish in session.info.pop(_BEFORE_COMMIT, {}).values():
         finish(state)
 
 
 def _drop_at_the_end(session: Session, transaction: SessionTransaction) -> None:
-    if transaction.parent is None:
-        session.info.pop(_BEFORE_COMMIT, None)
+    if _BEFORE_COMMIT in session.info and transaction.parent is None:
+        session.info.pop(_BEFORE_COMMIT)
 
 
 def _finish_after_commit(session: Session) -> None:
-    for state, finish in session.info.pop(_UNTIL_COMMIT, {}).values():
+    if _UNTIL_COMMIT not in session.info:
+        return
+    for state, finish in session.info.pop(_UNTIL_COMMIT).values():
         try:
             finish(state)
         except Exception as error:  # noqa: BLE001 (raised by the unit of work, after this)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import partial, wraps
 from typing import Any
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, after_this_request, current_app, request
 from flask_limiter.util import get_qualified_name
 from flask_login import current_user
 from redis import RedisError
@@ -170,15 +170,34 @@ login = _limits(
 )
 
 
-def _cost_us(response: Response) -> bool:
-    """A sign-up counts when it cost us something (an account made, a mail sent) or told
-    whether an address has an account (409: the oracle this limit keeps slow); a form refused
-    for an error its sender can correct does not (an office behind one address would wait an
-    hour for a few typos)."""
-    return response.status_code < 400 or response.status_code == 409
+_signup_limit = _limits(("signup-ip", "LIMIT_SIGNUP", limit_key_ip, {}))
 
 
-signup = _limits(("signup-ip", "LIMIT_SIGNUP", limit_key_ip, {"deduct_when": _cost_us}))
+def signup(view: Any) -> Any:
+    """The sign-up limit: counted before the view, as every limit is, so that concurrent
+    requests from many instances never pass more than the limit between them; then given back
+    for a form refused for an error its sender can correct. What still counts is what cost us
+    something (an account made, a mail sent) or told whether an address has an account (409:
+    the oracle this limit keeps slow); an office behind one address no longer waits an hour for
+    a few typos."""
+    @wraps(view)
+    def refunded_when_correctable(*args: Any, **kwargs: Any) -> Any:
+        after_this_request(_refund_correctable_signup)
+        return view(*args, **kwargs)
+    return _signup_limit(refunded_when_correctable)
+
+
+def _refund_correctable_signup(response: Response) -> Response:
+    status = response.status_code
+    if status < 400 or status in (409, 429):
+        return response
+    try:
+        for counted in limiter.current_limits:
+            if "signup-ip" in counted.request_args:
+                counted.limiter.hit(counted.limit, *counted.request_args, cost=-1)
+    except (RedisError, OSError):
+        pass  # the count stays one too high for its window: safe, and the answer stands
+    return response
 refresh = _limits(("refresh-ip", "LIMIT_REFRESH", limit_key_ip, {}))
 exchange = _limits(("exchange-ip", "LIMIT_EXCHANGE", limit_key_ip, {}))
 # The OpenID Connect endpoints of clients (token, revocation, introspection), per address.

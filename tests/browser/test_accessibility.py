@@ -349,8 +349,9 @@ AUTOCOMPLETE = {  # signed in: /login shows its form with prompt=login
     "/forgot-password": {"email": "email"},
     "/account": {"username": "username", "current_password": "current-password",
                  "new_password": "new-password",
-                 # issue 24's sections; a recent sign-in: they ask for no password
-                 "new_email": "email", "confirm_word": "off"},
+                 # issue 24's sections: a new address always asks the password (the undo
+                 # link must stay the owner's way back), leaving asks none after a recent sign-in
+                 "new_email": "email", "password": "current-password", "confirm_word": "off"},
 }
 
 

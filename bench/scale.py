@@ -49,7 +49,7 @@ from app.domain.admin import activity, directory  # noqa: E402
 from app.domain.admin.pages import cursor_of  # noqa: E402
 from app.domain.mail import outbox_ops  # noqa: E402
 from app.extensions import db  # noqa: E402
-from app.infra.live_sessions import _LIVE_ACCOUNT  # noqa: E402
+from app.infra.live_sql import LIVE_ACCOUNT  # noqa: E402
 from app.models import User  # noqa: E402
 from tests.infra.postgres import PostgresServer, start_postgres  # noqa: E402
 from tests.support import plans  # noqa: E402
@@ -215,7 +215,7 @@ def operations(found: Subjects) -> dict[str, Callable[[], object]]:
     middle = cursor_of([found.middle_at.isoformat(), found.middle_id])
 
     def verify_lookup() -> object:
-        return db.session.execute(_LIVE_ACCOUNT, {
+        return db.session.execute(LIVE_ACCOUNT, {
             "session_id": found.busy_session, "at": datetime.now(UTC)}).all()
 
     return {

@@ -22,7 +22,7 @@ from app.domain.admin import activity, directory
 from app.domain.admin.pages import cursor_of
 from app.domain.mail import outbox_ops
 from app.extensions import db
-from app.infra.live_sessions import _LIVE_ACCOUNT
+from app.infra.live_sql import LIVE_ACCOUNT
 from app.models import User
 from tests.support.apps import FakeClock, build_app, dispose_app
 from tests.support.databases import build_schema, selected_kinds
@@ -194,9 +194,9 @@ def test_a_sessions_check_reads_that_session_alone_in_a_generic_plan_too(app, ge
             "SELECT user_id, id FROM sessions WHERE user_id = "
             "(SELECT id FROM users ORDER BY created_at LIMIT 1) LIMIT 1")).one()
         db.session.rollback()
-    assert _LIVE_ACCOUNT.selected_columns[0].name == "id"  # the account's id, compared after
+    assert LIVE_ACCOUNT.selected_columns[0].name == "id"  # the account's id, compared after
     sent = statements_of(app, lambda: db.session.execute(
-        _LIVE_ACCOUNT, {"session_id": session_id, "at": datetime.now(UTC)}).one())
+        LIVE_ACCOUNT, {"session_id": session_id, "at": datetime.now(UTC)}).one())
     with app.app_context(), db.engine.connect() as connection:
         plan = explain(connection, _one_sent(sent), analyze=True, generic=generic)
     assert "pk_sessions" in plan.indexes and "ix_sessions_user_id" not in plan.indexes

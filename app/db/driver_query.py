@@ -39,9 +39,10 @@ class DriverQuery:
         self._binds: dict[str, Processor] = {
             name: bind.type.dialect_impl(dialect).bind_processor(dialect)
             for name, bind in compiled.binds.items()}
-        self._results: list[Processor] = [
-            column.type.dialect_impl(dialect).result_processor(dialect, None)
-            for column in statement.selected_columns]
+        # The columns whose values the driver does not give as they are read (by position).
+        self._results: list[tuple[int, Callable[[Any], Any]]] = [
+            (index, process) for index, column in enumerate(statement.selected_columns)
+            if (process := column.type.dialect_impl(dialect).result_processor(dialect, None))]
         self._dbapi_error: type[Exception] = dialect.loaded_dbapi.Error
         self._local = threading.local()
         self._every_held: weakref.WeakSet[_HeldConnection] = weakref.WeakSet()
@@ -59,8 +60,10 @@ class DriverQuery:
                                           self._dbapi_error) from error
         if row is None:
             return None
-        return tuple(value if process is None else process(value)
-                     for process, value in zip(self._results, row, strict=True))
+        found = list(row)
+        for index, process in self._results:
+            found[index] = process(found[index])
+        return tuple(found)
 
     def _run(self, parameters: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | None:
         held: _HeldConnection | None = getattr(self._local, "held", None)

@@ -19,13 +19,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from flask import g
 from redis import Redis, RedisError
-from sqlalchemy import BindParameter, ColumnElement, bindparam, func, literal_column, select
 
 from app.db.driver_query import DriverQuery
 from app.extensions import db
+from app.infra.live_sql import LIVE_ACCOUNT
 from app.infra.session_feed import ACCOUNT, CHANNEL, REVOKED, SITES, FeedBroken, SessionFeed
-from app.models import AuthSession, Identity, User
 
 log = logging.getLogger("svc_auth.sessions")
 
@@ -171,6 +171,13 @@ class LiveSessions:
             return None
         return self._generation, self._sites_seen
 
+    def sites_mark_read(self) -> str | None:
+        """The sites' mark (domain/clients/origins.py) as this request's session lookup read it
+        from the database, in its statement ("" if there is none yet); None if no lookup of this
+        request went to the database (none, or answered from the cache)."""
+        mark: str | None = g.get("svc_sites_mark")
+        return mark
+
     def publish_sites_changed(self) -> None:
         """The registered sites changed (committed): every worker reads them again."""
         self._sites_seen += 1
@@ -190,9 +197,11 @@ class LiveSessions:
                cache: bool, mark: bytes | str | None = None) -> Account | None:
         # Straight on the driver (db/driver_query.py): no ORM unit of work, no pool checkout.
         if self._lookup is None or self._lookup.engine is not db.engine:
-            self._lookup = DriverQuery(_LIVE_ACCOUNT, db.engine)
+            self._lookup = DriverQuery(LIVE_ACCOUNT, db.engine)
         generation, seen = self._generation, self._feed_seen
         row = self._lookup.first(session_id=session_id, at=at)
+        if row is not None:  # read in the same statement, for the CORS hook (sites_mark_read)
+            g.svc_sites_mark = row[7]
         if row is None or row[0] != user_id:  # another account's session: none of this token's
             return None
         account = Account(row[0], row[1], row[2], row[3], bool(row[4]),
@@ -357,38 +366,6 @@ class LiveSessions:
                 continue
             self._redis_resting_until = 0.0  # it answers: checks may ask it again
             log.warning("redis answers again: %d kept revocations published", count)
-
-
-# What "this session is live" means, the one definition: neither revoked nor expired, and its
-# account not disabled. In SQL, with the session's account (User) joined; in Python, on a loaded
-# session.
-
-def live_conditions(at: datetime | BindParameter[datetime]) -> tuple[ColumnElement[bool], ...]:
-    """The conditions of a live session, for a statement that joins the session's User."""
-    return (AuthSession.revoked_at.is_(None), AuthSession.expires_at > at,
-            User.disabled_at.is_(None))
-
-
-def is_live(session: AuthSession, at: datetime) -> bool:
-    """The same conditions, on a loaded session."""
-    return (session.revoked_at is None and session.expires_at > at
-            and session.user.disabled_at is None)
-
-
-_LIVE_ACCOUNT = (
-    select(User.id, User.email, User.full_name, User.plan, User.email_verified,
-           AuthSession.expires_at,
-           # A literal separator: a bound one would be rendered per execution.
-           select(func.aggregate_strings(
-               Identity.provider, literal_column("','")))  # type: ignore[arg-type]  # typed str
-           .where(Identity.user_id == User.id).scalar_subquery())
-    .join(User, User.id == AuthSession.user_id)
-    # The session by its key alone; its account is compared after (LiveSessions._query). With
-    # `sessions.user_id = $2` too, PostgreSQL's generic plan of this prepared statement may
-    # read the account's sessions by ix_sessions_user_id, every one of them, instead.
-    .where(AuthSession.id == bindparam("session_id"),
-           *live_conditions(bindparam("at", type_=AuthSession.expires_at.type)))
-)
 
 
 def _publish(pipe: Any, kind: str, ids: list[str]) -> None:

@@ -78,6 +78,36 @@ def test_a_call_from_a_browser_reads_no_database_for_the_origins(
     finally:
         counter.close()
     # With Redis, nothing at all (the session from the cache, the origins from the copy);
-    # without, the session's lookup and the sites' mark, both on the driver.
-    assert seen == ([] if settings else
-                    ["driver: SELECT sessions", "driver: SELECT site_registry_mark"])
+    # without, the session's lookup on the driver, which reads the sites' mark with it.
+    assert seen == ([] if settings else ["driver: SELECT sessions"])
+
+
+def cors_of(response: Any) -> str | None:
+    found: str | None = response.headers.get("Access-Control-Allow-Origin")
+    return found
+
+
+def test_a_call_whose_session_lookup_reads_no_mark_still_sees_a_change_at_once(
+        app: Flask, b: Flask, user: Any, login: Any) -> None:
+    """The sites' mark comes with the session's lookup when there is one; a preflight (no
+    token) and a refused token ask the database for it, never an earlier request's."""
+    token = login(user)["access_token"]
+    browser = b.test_client()
+    preflight = {"Origin": SHOP, "Access-Control-Request-Method": "GET"}
+    refused = {"Origin": SHOP, "Authorization": "Bearer not-a-token"}
+    assert allowed(b, token) is None  # b's copy made, without the site
+    assert browser.get("/api/v2/auth/verify",
+                       headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    with app.app_context():
+        registration.add_site("shop", [f"{SHOP}/callback"], [SHOP])
+    assert cors_of(browser.options("/api/v2/auth/verify", headers=preflight)) == SHOP
+    with app.app_context():
+        registration.remove_site("shop")
+    response = browser.get("/api/v2/auth/verify", headers=refused)
+    assert response.status_code == 401
+    assert cors_of(response) is None
+    assert cors_of(browser.options("/api/v2/auth/verify", headers=preflight)) is None
+    with app.app_context():
+        registration.add_site("shop", [f"{SHOP}/callback"], [SHOP])
+    assert cors_of(browser.get("/api/v2/auth/verify", headers=refused)) == SHOP
+    assert allowed(b, token) == SHOP

@@ -2,8 +2,11 @@
 call of the client kit carries `Origin`) reads no database: the copy is current while what the
 worker has read of the session feed says no site changed (infra/live_sessions.py's
 `feed_version`), or, without a trusted feed, while the sites' mark in the database is the one it
-was read with (one primary-key read on the driver). Every change of a registered site changes
-the mark in its transaction and is published once it commits (registration.py).
+was read with. The mark comes with the request's session lookup when that went to the database
+(in its statement: `sites_mark_read`), so a bearer call costs no statement more with `Origin`
+than without; otherwise (no bearer, a refused token, or the Origin asked first) it is one
+primary-key read on the driver. Every change of a registered site changes the mark in its
+transaction and is published once it commits (registration.py).
 Why: docs/decisions.md, "Budgets and the hot paths"."""
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ _CHANGED = "svc_sites_changed"  # until_commit: the open transaction changed a s
 class _Copy:
     origins: frozenset[str]
     version: tuple[int, int] | None  # the feed's, when read (None: it was not trusted)
-    mark: str | None  # the database's, when read
+    mark: str  # the database's, when read ("": none yet)
 
 
 class FamilyOrigins:
@@ -44,32 +47,36 @@ class FamilyOrigins:
 
     def allows(self, untrusted_origin: str) -> bool:
         copy = self._copy
-        version = tools().live_sessions.feed_version()
-        if copy is None or not self._current(copy, version):
-            copy = self._read(version)
+        live = tools().live_sessions
+        version = live.feed_version()
+        if version is not None:  # the feed decides
+            if copy is None or copy.version != version:
+                copy = self._read(version, None)
+        else:
+            mark = live.sites_mark_read()
+            if mark is None:
+                mark = self._database_mark()
+            if copy is None or copy.mark != mark:
+                copy = self._read(version, mark)
         return untrusted_origin in copy.origins
 
-    def _current(self, copy: _Copy, version: tuple[int, int] | None) -> bool:
-        if version is not None:
-            return version == copy.version
-        return copy.mark == self._database_mark()
-
-    def _read(self, version: tuple[int, int] | None) -> _Copy:
-        # The mark first: a change that commits while the sites are read leaves a copy whose
-        # mark is already old, read again at the next call.
+    def _read(self, version: tuple[int, int] | None, mark: str | None) -> _Copy:
+        # The mark first (given: read earlier in this request): a change that commits while the
+        # sites are read leaves a copy whose mark is already old, read again at the next call.
         with self._lock:
-            mark = self._database_mark()
+            if mark is None:
+                mark = self._database_mark()
             origins = frozenset(origin for site in all_sites().values() if site.first_party
                                 for origin in site.origins)
             self._copy = _Copy(origins, version, mark)
             return self._copy
 
-    def _database_mark(self) -> str | None:
+    def _database_mark(self) -> str:
         # Straight on the driver (db/driver_query.py): no unit of work for one primary key.
         if self._mark_query is None or self._mark_query.engine is not db.engine:
             self._mark_query = DriverQuery(_MARK, db.engine)
         row = self._mark_query.first(id=1)
-        return None if row is None else str(row[0])
+        return "" if row is None else str(row[0])  # "": no site changed yet, as the lookup's
 
 
 def note_sites_changed() -> None:

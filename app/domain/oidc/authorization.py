@@ -26,7 +26,7 @@ from app.domain.sessions import handoff, sessions
 from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
-from app.infra.live_sessions import is_live
+from app.infra.live_sql import is_live
 from app.models import AuthSession, ConsentGrant, HandoffCode, RefreshToken, User
 
 

@@ -27,7 +27,8 @@ from app.domain.events import EventType
 from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.extensions import db
-from app.infra.live_sessions import Account, is_live, live_conditions
+from app.infra.live_sessions import Account
+from app.infra.live_sql import is_live, live_conditions
 from app.models import AuthSession, PendingSignIn, RefreshToken, User
 from app.models.types import new_id
 

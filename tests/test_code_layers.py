@@ -14,7 +14,7 @@ APP = ROOT / "app"
 
 # Lowest first. A module may import its own layer and the ones below it, never one above.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("app.extensions", "app.observability", "app.instance_files")),
+    ("base", ("app.extensions", "app.observability", "app.instance_files", "app.version")),
     ("db", ("app.db", "app.models")),
     ("infra", ("app.infra",)),
     ("domain", ("app.domain",)),

@@ -26,6 +26,7 @@ from app.domain.admin.idempotency import (
     InvalidIdempotencyKey,
 )
 from app.domain.lifecycle.leaving import DeletionScheduled
+from app.domain.limits import captcha_errors
 from app.web.errors import (
     DEPENDENCY_RETRY_AFTER,
     Failure,
@@ -63,7 +64,8 @@ VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 REDIRECT_URI = "https://symbols.example/auth/callback"
 CHALLENGE = {"provider": "turnstile", "site_key": "0x4AAAAAAAB8Cdsr9T3QIY5h"}
 WEAK = e.WeakPassword("This password is too common. Choose one that is harder to guess.")
-CAPTCHA = (raised(e.CaptchaRequired(CHALLENGE)), raised(e.CaptchaInvalid(CHALLENGE)))
+CAPTCHA = (raised(captcha_errors.CaptchaRequired(CHALLENGE)),
+           raised(captcha_errors.CaptchaInvalid(CHALLENGE)))
 ADDRESS = e.InvalidBody("Enter an email address, such as ada@example.com.",
                         [{"pointer": "#/email",
                           "detail": "Enter an email address, such as ada@example.com."}])
@@ -144,7 +146,7 @@ REQUESTS: dict[type[BaseModel], tuple[tuple[str, dict[str, Any]], ...]] = {
 # (`_common`, below).
 PROBLEMS: dict[str, tuple[Example, ...]] = {
     "signup": (raised(e.EmailTaken()), raised(WEAK, "invalid_body (a weak password)"),
-               *CAPTCHA, raised(e.CaptchaUnavailable())),
+               *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
     "login": (raised(e.InvalidCredentials()), raised(e.EmailNotConfirmed()),
               raised(e.MfaRequired("https://auth.example.com/login"),
                      "mfa_required (passkeys only: sign in on the hosted page)"), *CAPTCHA),
@@ -170,8 +172,8 @@ PROBLEMS: dict[str, tuple[Example, ...]] = {
                                                       "characters.")),
                               raised(e.UnknownProvider()), raised(e.ProviderNotEnabled())),
     "exchangeCode": (raised(e.InvalidCode()), raised(e.EmailNotConfirmed())),
-    "forgotPassword": (raised(ADDRESS), *CAPTCHA, raised(e.CaptchaUnavailable())),
-    "resendConfirmation": (raised(ADDRESS), *CAPTCHA, raised(e.CaptchaUnavailable())),
+    "forgotPassword": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
+    "resendConfirmation": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
     "resetPassword": (raised(e.InvalidResetToken()), raised(WEAK, "invalid_body (a weak "
                                                                  "password)")),
     "unlinkProvider": (raised(e.NotFound("google is not linked to this account.")),

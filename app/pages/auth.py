@@ -14,8 +14,6 @@ from app.domain.clients import sites
 from app.domain.clients.sites import Site
 from app.domain.errors import (
     AuthError,
-    CaptchaProblem,
-    CaptchaUnavailable,
     EmailNotConfirmed,
     EmailTaken,
     InvalidBody,
@@ -26,6 +24,7 @@ from app.domain.errors import (
     refusal_notice,
 )
 from app.domain.limits import throttle
+from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
 from app.pages.blueprint import bp, duration, refusal, too_many
 from app.pages.forms import (
     ForgotPasswordForm,

@@ -15,8 +15,9 @@ from flask import request
 
 from app.domain import addresses
 from app.domain.accounts import accounts
-from app.domain.errors import CaptchaInvalid, CaptchaRequired, InvalidCredentials
+from app.domain.errors import InvalidCredentials
 from app.domain.limits import captcha, captcha_login
+from app.domain.limits.captcha_errors import CaptchaInvalid, CaptchaRequired
 from app.domain.text import N_
 from app.web.client import client_info
 from app.web.headers import CONTENT_SECURITY_POLICY

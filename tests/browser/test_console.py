@@ -190,7 +190,7 @@ def test_an_operator_finds_an_account_and_disables_it(operator: Operator, site: 
     expect(page.get_by_role("link", name="Enable this account")).to_be_visible()
     expect(page.get_by_role("link", name="Disable this account")).to_have_count(0)
     expect(page.get_by_role("region", name="Recent activity")).to_contain_text(
-        f"account_disabled · by operator:{operator.id}")
+        f"account_disabled · by {operator.email} (operator:{operator.id})")
 
 
 # -- the console's pages, as test_accessibility.py checks every page ------------------------------

@@ -89,7 +89,8 @@ def test_each_password_field_of_the_account_page_has_its_own_button(page: Page, 
     current = page.get_by_label("Current password")
     new = page.get_by_label("New password")
     toggles = page.get_by_role("button", name="Show password")
-    expect(toggles).to_have_count(2)
+    # The password change's two fields, and the new address's (it always asks the password).
+    expect(toggles).to_have_count(3)
     toggles.nth(1).click()
     expect(new).to_have_attribute("type", "text")
     expect(current).to_have_attribute("type", "password")  # the other field is left alone

@@ -21,7 +21,7 @@ from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
-from app.domain.errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailable
+from app.domain.limits.captcha_errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailable
 from app.domain.tokens import tokens
 from app.domain.tools import tools
 from app.models import FailureCounter

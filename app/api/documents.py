@@ -6,7 +6,7 @@ Requests are validated with app/api/schemas.py; these describe the answers. The 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -312,11 +312,15 @@ class ExportConsent(Document):
 
 
 class ExportEvent(Document):
+    """What was done and when; `by` is a role (`support`, `administrator`, a service client's
+    job such as `billing`) or null for the owner's own requests, which alone show where from."""
+
     at: str
     event: str
     ip: str | None
     device: str | None
-    actor: str | None
+    by: str | None
+    changes: dict[str, dict[str, Any]] | None
 
 
 class AccountExport(Document):

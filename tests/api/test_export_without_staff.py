@@ -41,7 +41,7 @@ def assert_no_staff_in(exported, op):
             ("console:account", "support"), ("plan_changed", "support")} <= by
     for event in events:
         if event["by"] is not None:
-            assert "ip" not in event and "device" not in event, event
+            assert event["ip"] is None and event["device"] is None, event
     [signed_in] = [e for e in events if e["event"] == "login_succeeded"]
     assert (signed_in["by"], signed_in["ip"], signed_in["device"]) == (
         None, OWNER["REMOTE_ADDR"], OWNER["HTTP_USER_AGENT"])

@@ -53,7 +53,8 @@ def test_each_password_field_gets_a_hidden_show_button_and_the_script_once(clien
     submit(client, "/login", {"email": user.email, "password": user.password})
     account = client.get("/account")
     fields = sorted(set(password_inputs(account)))
-    assert fields == ["current_password", "new_password"]  # two buttons, one script
+    # The password change's two fields and the new address's: three buttons, one script.
+    assert fields == ["current_password", "email-password", "new_password"]
     controlled = sorted(re.search(r'aria-controls="([^"]+)"', button).group(1)
                         for button in show_buttons(account))
     assert controlled == fields

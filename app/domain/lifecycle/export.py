@@ -67,8 +67,7 @@ def _by(actor: str | None) -> str | None:
 
 def _event(event: AuditEvent) -> dict[str, Any]:
     """What was done and when, and by whom as a role; where from only for the owner's own."""
-    shown: dict[str, Any] = {"at": _time(event.at), "event": event.event,
-                             "by": _by(event.actor), "changes": event.changes}
-    if event.actor is None:
-        shown |= {"ip": event.ip, "device": event.user_agent}
-    return shown
+    own = event.actor is None
+    return {"at": _time(event.at), "event": event.event, "by": _by(event.actor),
+            "changes": event.changes, "ip": event.ip if own else None,
+            "device": event.user_agent if own else None}

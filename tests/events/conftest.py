@@ -4,6 +4,7 @@ endpoints are its paths."""
 from __future__ import annotations
 
 import base64
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,3 +57,22 @@ def example_site() -> Iterator[tuple[Any, str]]:
     serving_thread(server, "example-site").start()
     yield site, f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The resolver: names the test puts here resolve to the address it gives (IPv4 or IPv6,
+    by its form); other names as usual."""
+    answers: dict[str, str] = {}
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in answers:
+            address = answers[host]
+            if ":" in address:
+                return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", (address, port, 0, 0))]
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answers

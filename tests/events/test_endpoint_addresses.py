@@ -7,8 +7,6 @@ delivery asks again: tests/events/test_registration.py)."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from app import create_app
@@ -41,21 +39,6 @@ def cli(app, *args):
 def production(app):
     app.config["ENV"] = "production"
     return app
-
-
-@pytest.fixture
-def dns(monkeypatch):
-    """Names under .example resolve to the IPv6 address the test says."""
-    answers: dict[str, str] = {}
-    real = socket.getaddrinfo
-
-    def getaddrinfo(host, port, *args, **kwargs):
-        if host in answers:
-            return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", (answers[host], port, 0, 0))]
-        return real(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    return answers
 
 
 @pytest.mark.parametrize("address", REFUSED)

@@ -5,7 +5,6 @@ resolver)."""
 
 from __future__ import annotations
 
-import socket
 from datetime import timedelta
 
 import pytest
@@ -75,21 +74,6 @@ def test_settings_sites_and_unknown_sites_are_refused(app):
 
 
 # Production: https only, and never an address of ours --------------------------------------
-
-@pytest.fixture
-def dns(monkeypatch):
-    """The resolver: names under .example resolve to what the test says; others as usual."""
-    answers: dict[str, str] = {}
-    real = socket.getaddrinfo
-
-    def getaddrinfo(host, port, *args, **kwargs):
-        if host in answers:
-            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answers[host], port))]
-        return real(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    return answers
-
 
 def test_production_refuses_http_and_our_own_addresses_at_registration(app, dns):
     app.config["ENV"] = "production"

@@ -102,11 +102,16 @@ def build_app(instance_path: Any, clock: FakeClock, settings: dict[str, Any],
 
 
 def dispose_app(app: Flask) -> None:
-    app.extensions["svc-outbox"].drain()
+    app.extensions["svc-outbox"].drain(OUTBOX_DEADLINE_SECONDS)
     app.extensions["svc-outbox"].stop()  # its thread would go on looking at the database
     with app.app_context():
         db.session.remove()
         db.engine.dispose()
+
+
+# How long a test waits for the outbox to finish: a deadline, not a pause (drain returns as soon
+# as nothing is pending), long enough for a machine loaded many times over its cores.
+OUTBOX_DEADLINE_SECONDS = 60.0
 
 
 class Mailbox:
@@ -117,7 +122,9 @@ class Mailbox:
 
     @property
     def messages(self) -> list[Any]:
-        assert self._outbox.drain(), "the outbox did not finish in time"
+        assert self._outbox.drain(OUTBOX_DEADLINE_SECONDS), (
+            f"the outbox still had {self._outbox.pending()} jobs after"
+            f" {OUTBOX_DEADLINE_SECONDS:.0f} s")
         return list(self._outbox.transport.sent)
 
     def to(self, address: str) -> list[Any]:

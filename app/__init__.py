@@ -15,9 +15,10 @@ from app.db import transactions
 from app.domain.accounts.providers import register_providers
 from app.domain.tools import TOOLS_KEY, DomainTools
 from app.extensions import babel, csrf, db, limiter, login_manager, migrate
-from app.infra.outbox_worker import build_outbox
+from app.infra.mail_lane import mail_lane
+from app.infra.outbox_worker import OUTBOX_KEY, Outbox
 from app.web import locale
-from app.web.after_response import MailAfterResponse
+from app.web.after_response import OutboxAfterResponse
 from app.web.cookie_session import CookieSessionInterface
 from app.web.headers import add_security_headers
 from app.web.ratelimits import announce_limits, only_on_limited_views
@@ -53,14 +54,19 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.context_processor(locale.template_context)
     app.extensions[TOOLS_KEY] = DomainTools.from_config(app.config, app.instance_path)
     register_providers(app)
-    from app.domain import deliveries, events
+    from app.domain import deliveries
     from app.domain.mail.outbox_ops import OutboxCollector
     from app.domain.mail_jobs import HANDLERS
 
-    app.extensions["svc-outbox"] = outbox = build_outbox(app, HANDLERS, (deliveries.lane(app),))
-    events.on_commit(deliveries.wake)
+    # The outbox and the lanes it runs, each with a thread of its own in each process: mail,
+    # and the events the client sites hear of. What a request gave a lane is worked on once
+    # its answer has been sent.
+    app.extensions[OUTBOX_KEY] = outbox = Outbox(
+        app, (mail_lane(app.config, HANDLERS), deliveries.lane(app.config)),
+        poll_seconds=float(app.config["OUTBOX_POLL_SECONDS"]),
+        lease_seconds=float(app.config["OUTBOX_LEASE_SECONDS"]))
     app.extensions[observability.SCRAPED].register(OutboxCollector())
-    app.wsgi_app = MailAfterResponse(  # type: ignore[method-assign]  # as ProxyFix above
+    app.wsgi_app = OutboxAfterResponse(  # type: ignore[method-assign]  # as ProxyFix above
         app.wsgi_app, outbox)
 
     _register_blueprints(app)

@@ -6,6 +6,8 @@ app/config_reference.py, from which docs/operators/configuration.md is generated
 
 from __future__ import annotations
 
+import logging
+import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -32,14 +34,16 @@ DEFAULTS: dict[str, Any] = {
     "CLIENT_SITES": {},
     "MAIL_URL": "console://",
     "MAIL_FROM": None,  # None: "{BRAND} <no-reply@{host of PUBLIC_URL}>"
-    # The outbox (app/infra/outbox_worker.py): attempts per mail job, the first delay between two
-    # (doubled after each; 10 attempts span about 17 minutes), how often each process looks for
-    # due jobs, how long a claimed job is a worker's before another may take it (longer than a
-    # send can take), and how many days finished jobs are kept (`flask outbox purge`).
+    # The outbox (app/infra/outbox_worker.py), every lane: how often each process looks for due
+    # jobs, and how long a claimed job is a worker's before another may take it (longer than a
+    # job can take).
+    "OUTBOX_POLL_SECONDS": 1.0,
+    "OUTBOX_LEASE_SECONDS": 120,
+    # Its mail lane: attempts per mail job, the first delay between two (doubled after each; 10
+    # attempts span about 17 minutes), and how many days finished jobs are kept (`flask outbox
+    # purge`).
     "MAIL_ATTEMPTS": 10,
     "MAIL_RETRY_DELAY": 2.0,
-    "MAIL_POLL_SECONDS": 1.0,
-    "MAIL_LEASE_SECONDS": 120,
     "MAIL_RETENTION_DAYS": 7,
     "MAIL_TIMEOUT": 10,
     # Events to client sites (app/domain/deliveries.py), in the outbox's "event" lane: attempts
@@ -164,8 +168,28 @@ def load(app: Flask, overrides: dict[str, Any] | None) -> None:
         app.config[key] = DEFAULTS[key]
     if overrides:
         app.config.update(overrides)
+    _take_renamed(app.config, {*(overrides or {}), *(key.removeprefix("SVC_") for key in os.environ
+                                                     if key.startswith("SVC_"))})
     _derive(app)
     _check(app.config)
+
+
+# --- Renamed settings (issue 35, the outbox): the old name is read, with a warning at start,
+# in 0.2.x; a value set under the new name wins. To be removed in 0.3.0.
+RENAMED = {"MAIL_POLL_SECONDS": "OUTBOX_POLL_SECONDS", "MAIL_LEASE_SECONDS": "OUTBOX_LEASE_SECONDS"}
+
+
+def _take_renamed(config: dict[str, Any], given: set[str]) -> None:
+    for old, new in RENAMED.items():
+        if old not in config:
+            continue
+        value = config.pop(old)
+        if new not in given:
+            config[new] = value
+        logging.getLogger("svc_auth.config").warning(
+            "SVC_%s is deprecated and will be ignored from the next release: use SVC_%s "
+            "(docs/operators/upgrading.md)", old, new)
+# --- end of renamed settings
 
 
 def _derive(app: Flask) -> None:

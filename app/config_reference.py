@@ -43,13 +43,16 @@ DESCRIPTIONS: dict[str, str] = {
                 "log reset links), `file:///dir` (one `.eml` per message), "
                 "`smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://...`.",
     "MAIL_FROM": "The sender. Unset: `{brand} <no-reply@{host of SVC_PUBLIC_URL}>`.",
+    "OUTBOX_POLL_SECONDS": "How often each process's outbox threads (one per lane: mail, "
+                           "events) look for due mail jobs and deliveries, in seconds. Was "
+                           "`SVC_MAIL_POLL_SECONDS`, still read (with a warning) until 0.3.0.",
+    "OUTBOX_LEASE_SECONDS": "How long a claimed mail job or delivery is its worker's before "
+                            "another may take it (longer than a send or a site's answer can "
+                            "take), in seconds. Was `SVC_MAIL_LEASE_SECONDS`, still read (with "
+                            "a warning) until 0.3.0.",
     "MAIL_ATTEMPTS": "Attempts per mail job before it is kept as failed (10 span about 17 "
                      "minutes).",
     "MAIL_RETRY_DELAY": "Seconds before a mail job's second attempt; doubled after each.",
-    "MAIL_POLL_SECONDS": "How often each process looks for mail jobs and deliveries that are "
-                         "due, in seconds.",
-    "MAIL_LEASE_SECONDS": "How long a claimed mail job or delivery is its worker's before "
-                          "another may take it (longer than a send can take), in seconds.",
     "MAIL_RETENTION_DAYS": "Days `flask purge` (and `outbox purge`) keeps sent mail jobs.",
     "MAIL_TIMEOUT": "Seconds for one conversation with the mail server.",
     "WEBHOOK_ATTEMPTS": "Attempts per delivery of an event to a site (webhook or back-channel "

@@ -1,5 +1,5 @@
-"""Account events to the client sites. The outbox's worker feeds its "event" lane from the
-account events not yet dispatched: each is fanned out, once, to its deliveries (a webhook to each
+"""Account events to the client sites. The outbox's events lane is fed from the account events
+not yet dispatched: each is fanned out, once, to its deliveries (a webhook to each
 site with an endpoint that may know the account; a back-channel logout to each OpenID Connect
 client whose sessions a `sessions.ended` ended), and each delivery is then tried, retried and
 kept as failed like a mail job (app/infra/outbox_worker.py).
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import requests
-from flask import Flask, current_app
+from flask import current_app
 from sqlalchemy import select
 
 from app.db.rows import claim_once, insert_values
@@ -26,35 +27,36 @@ from app.domain.clock import system_clock
 from app.domain.events import EventType
 from app.domain.oidc import backchannel
 from app.extensions import db
-from app.infra.lanes import Job, Lane, due_now
-from app.infra.outbox_worker import wake_after_answer
+from app.infra.lanes import EVENTS, Job, Lane, due_now
 from app.infra.site_http import Refused, post
 from app.models import AccountEvent, ConsentGrant, Delivery
 from app.models.types import new_id
 
 log = logging.getLogger("svc_auth.events")
 FAN_OUT_BATCH = 100  # events fanned out per look; the worker looks again at once when woken
-# app.extensions: whether a site had an endpoint for events when this process last looked.
-# Without one, a commit wakes no worker: the events are marked dispatched at the next poll.
-_AUDIENCE = "svc-event-audience"
 
 
-def lane(app: Flask) -> Lane:
-    config = app.config
-    app.extensions[_AUDIENCE] = any(
-        "webhook_url" in entry or "backchannel_logout_uri" in entry
-        for entry in (config["CLIENT_SITES"] or {}).values())
-    return Lane("event", Delivery, perform, attempts=int(config["WEBHOOK_ATTEMPTS"]),
-                retry_delay=float(config["WEBHOOK_RETRY_DELAY"]),
-                max_delay=float(config["WEBHOOK_RETRY_MAX_DELAY"]),
-                expected_failures=(requests.RequestException, Refused, UnsafeEndpoint),
-                feed=fan_out, log=log)
+def lane(config: Mapping[str, Any]) -> Lane:
+    """The outbox's events lane. While no site has an endpoint for events, a commit does not
+    wake it: its poll marks the events dispatched. Each fan-out looks at the sites again (one
+    may be added with `flask sites add`)."""
+    found = Lane(EVENTS, Delivery, perform, attempts=int(config["WEBHOOK_ATTEMPTS"]),
+                 retry_delay=float(config["WEBHOOK_RETRY_DELAY"]),
+                 max_delay=float(config["WEBHOOK_RETRY_MAX_DELAY"]),
+                 expected_failures=(requests.RequestException, Refused, UnsafeEndpoint),
+                 log=log, woken_by_commits=any(
+                     "webhook_url" in entry or "backchannel_logout_uri" in entry
+                     for entry in (config["CLIENT_SITES"] or {}).values()))
 
+    def feed(at: datetime) -> int:
+        fanned = fan_out(at)
+        if fanned:
+            found.woken_by_commits = any(site.webhook_url or site.backchannel_logout_uri
+                                         for site in sites.all_sites().values())
+        return fanned
 
-def wake(_event_ids: list[str]) -> None:
-    """After a commit that emitted events (events.on_commit): the worker fans them out."""
-    if current_app.extensions.get(_AUDIENCE):
-        wake_after_answer()
+    found.feed = feed
+    return found
 
 
 # The fan-out ---------------------------------------------------------------------------------
@@ -89,8 +91,6 @@ def _targets(event: AccountEvent) -> dict[tuple[str, str, str], dict[str, Any] |
     may be told it. A family site hears of every account, all of it; a third-party client only
     of those that consented to it, and only what that consent allows (events.as_told)."""
     every = sites.all_sites()
-    current_app.extensions[_AUDIENCE] = any(
-        site.webhook_url or site.backchannel_logout_uri for site in every.values())
     consents = {client_id: scope for client_id, scope in db.session.execute(
         select(ConsentGrant.client_id, ConsentGrant.scope)
         .where(ConsentGrant.user_id == event.user_id))}

@@ -16,10 +16,12 @@ from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.rows import insert_values
-from app.db.transactions import before_commit, until_commit
+from app.db.transactions import before_commit
 from app.domain.clock import now
 from app.domain.oidc import claims as by_scope
 from app.extensions import db
+from app.infra.lanes import EVENTS
+from app.infra.outbox_worker import wake_when_done
 from app.models import AccountEvent, AccountEventSequence, Delivery
 
 
@@ -33,31 +35,18 @@ class EventType(StrEnum):
     SESSIONS_ENDED = "sessions.ended"  # data: {"reason": ..., "session_ids": [...]}
 
 
-_EMITTED = "svc_events_emitted"
 _UNNUMBERED = "svc_events_unnumbered"
-_listeners: list[Any] = []  # called with the ids emitted, once their transaction commits
 
 
 def emit(kind: EventType, user_id: str, data: dict[str, Any] | None = None) -> str:
-    """Record an event in the caller's unit of work; its id (the deliveries' webhook-id)."""
+    """Record an event in the caller's unit of work; its id (the deliveries' webhook-id). The
+    outbox's events lane is woken once it commits (app/domain/deliveries.py fans it out)."""
     event_id = f"evt_{secrets.token_urlsafe(18)}"
     insert_values(AccountEvent, id=event_id, type=kind.value, user_id=user_id,
                   occurred_at=now(), data=data or {}, dispatched_at=None, sequence=None)
     before_commit(_UNNUMBERED, dict, _number).setdefault(user_id, []).append(event_id)
-    until_commit(_EMITTED, list, _committed).append(event_id)
+    wake_when_done(EVENTS)
     return event_id
-
-
-def on_commit(listener: Any) -> None:
-    """`listener(event_ids)` runs after a transaction that emitted events commits (the delivery
-    worker's wake-up). Adding one already there changes nothing (each app adds it)."""
-    if listener not in _listeners:
-        _listeners.append(listener)
-
-
-def _committed(event_ids: list[str]) -> None:
-    for listener in _listeners:
-        listener(event_ids)
 
 
 def _number(emitted: dict[str, list[str]]) -> None:

@@ -1,7 +1,8 @@
-"""The outbox's worker: each process's thread that claims due jobs, does them and records the
-outcome. A claim is a lease won by a conditional UPDATE: one worker does a job, and a dead
-worker's job comes due again. The jobs are in lanes, one table each with the lease columns
-(app/models/leased_job.py): mail, and the deliveries of account events to client sites.
+"""The outbox: the lanes the app factory gives it (mail, events to client sites), each worked
+off by a thread of its own in each process, which claims the lane's due jobs, does them and
+records the outcome (app/infra/lanes.py). A claim is a lease won by a conditional UPDATE: one
+worker does a job, and a dead worker's job comes due again. Each lane has its own thread so that
+a slow job of one lane (a site that does not answer, a slow mail server) never delays another's.
 Why: docs/architecture/design-notes.md, "Mail outbox"."""
 
 from __future__ import annotations
@@ -9,126 +10,117 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import smtplib
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from flask import Flask, current_app
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.db.rows import changed
-from app.db.transactions import until_commit, writes
+from app.db.transactions import until_commit
 from app.extensions import db
-from app.infra.lanes import Handler, Job, Lane
-from app.infra.mail import Transport, sender_for, transport_for
-from app.models import MailJob
+from app.infra.lanes import Lane, Outcome, attempt, claim, record
 from app.models.leased_job import LeasedJob
 
-log = logging.getLogger("svc_auth.mail")
+log = logging.getLogger("svc_auth.outbox")
+OUTBOX_KEY = "svc-outbox"  # the app's Outbox, in app.extensions
 
 
 def _system_clock() -> datetime:  # the outbox runs on the real clock, whatever the app's says
     return datetime.now(UTC)
 
 
-EXIT_WAIT_SECONDS = 10.0  # how long an exiting process waits for the job it is sending
+EXIT_WAIT_SECONDS = 10.0  # how long an exiting process waits for the jobs it is doing
 ERROR_WAIT_MAX = 30.0  # the longest pause between looks while the database cannot be reached
 _WAKE_AFTER_COMMIT = "svc_outbox_wake"
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    status: str  # LeasedJob.SENT, SKIPPED, FAILED, or PENDING (try again after `delay`)
-    error: str | None = None
-    delay: float = 0.0
-
-
 @dataclass
 class _Worker:
-    """The thread of one process, and what it knows that the database does not yet."""
+    """The thread of one lane in one process, and what it knows that the database does not
+    yet."""
 
-    name: str
+    name: str  # what its claims say (claimed_by): host, process, and a random word
+    lane: Lane
     thread: threading.Thread | None = None
     wake: threading.Event = field(default_factory=threading.Event)
-    unrecorded: dict[tuple[Lane, str], _Outcome] = field(default_factory=dict)
+    unrecorded: dict[str, Outcome] = field(default_factory=dict)
 
 
 class Outbox:
-    """The jobs of one app, in lanes (mail first): the worker thread of this process, and the
-    work it does."""
+    """The jobs of one app, in lanes that are equals: a worker thread per lane in each process,
+    started on first use (after a fork, the child starts its own)."""
 
-    def __init__(self, app: Flask, transport: Transport, handlers: Mapping[str, Handler], *,
-                 sender: str, attempts: int, retry_delay: float, poll_seconds: float,
-                 lease_seconds: float, clock: Callable[[], datetime] = _system_clock,
-                 lanes: tuple[Lane, ...] = ()) -> None:
-        self.app, self.transport, self.handlers, self.sender = app, transport, handlers, sender
-        self.mail = Lane("mail", MailJob, self._send_mail, max(1, attempts), retry_delay,
-                         expected_failures=(OSError, smtplib.SMTPException),
-                         done_values={"payload": {}, "token_sealed": None})
-        self.lanes = (self.mail, *lanes)
+    def __init__(self, app: Flask, lanes: Sequence[Lane], *, poll_seconds: float,
+                 lease_seconds: float, clock: Callable[[], datetime] = _system_clock) -> None:
+        self.app, self.lanes = app, tuple(lanes)
+        self._by_name = {lane.name: lane for lane in self.lanes}
+        if len(self._by_name) != len(self.lanes):
+            raise ValueError("two lanes of the outbox have the same name")
         self.poll_seconds, self.lease = poll_seconds, timedelta(seconds=lease_seconds)
         self.clock = clock
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._pid = -1
-        self._worker = _Worker("")
-
-    @property
-    def retry_delay(self) -> float:
-        return self.mail.retry_delay
-
-    @retry_delay.setter
-    def retry_delay(self, seconds: float) -> None:
-        self.mail.retry_delay = seconds
+        self._workers: dict[str, _Worker] = {}
 
     def lane(self, name: str) -> Lane:
-        return next(lane for lane in self.lanes if lane.name == name)
+        return self._by_name[name]
 
-    # The thread ----------------------------------------------------------------------------
+    # The threads ---------------------------------------------------------------------------
 
     def ensure_running(self) -> None:
-        """Start this process's worker thread unless it runs (cheap: every request calls it)."""
-        thread = self._worker.thread
-        if thread is not None and thread.is_alive() and self._pid == os.getpid():
-            return
-        if self._pid != os.getpid():  # a fork: nothing of the parent's thread is ours
+        """Start this process's lane threads unless it has (cheap: every request calls it; a
+        fork's child starts its own). `wake` starts again a thread that has ended."""
+        if self._pid != os.getpid():
+            self._start()
+
+    def wake(self, lane: str | None = None) -> None:
+        """Look for the due jobs of `lane` (None: of every lane) now rather than at the next
+        poll."""
+        self.ensure_running()
+        for worker in self._workers.values() if lane is None else (self._workers[lane],):
+            if worker.thread is None or not worker.thread.is_alive():
+                self._start()
+            worker.wake.set()
+
+    def _start(self) -> None:
+        if self._pid != os.getpid():  # a fork: nothing of the parent's threads is ours
             self._lock, self._pid = threading.Lock(), os.getpid()
-            self._worker = _Worker(f"{socket.gethostname()[:40]}:{os.getpid()}:"
-                                   f"{uuid.uuid4().hex[:8]}")
+            name = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+            self._workers = {lane.name: _Worker(name, lane) for lane in self.lanes}
             atexit.register(self.stop, EXIT_WAIT_SECONDS)
         with self._lock:
-            worker = self._worker
-            if self._stopping.is_set() or (worker.thread is not None and worker.thread.is_alive()):
+            if self._stopping.is_set():
                 return
-            worker.thread = threading.Thread(target=self._run, args=(worker,), name="svc-outbox",
-                                             daemon=True)
-            worker.thread.start()
-
-    def wake(self) -> None:
-        """Look for due jobs now rather than at the next poll."""
-        self.ensure_running()
-        self._worker.wake.set()
+            for worker in self._workers.values():
+                if worker.thread is None or not worker.thread.is_alive():
+                    worker.thread = threading.Thread(
+                        target=self._run, args=(worker,), daemon=True,
+                        name=f"svc-outbox-{worker.lane.name}")
+                    worker.thread.start()
 
     def stop(self, timeout: float = EXIT_WAIT_SECONDS) -> None:
-        """Stop the worker after the job it is on (the others stay for the next process)."""
+        """Stop every lane's thread after the job it is on (the others stay for the next
+        process), waiting at most `timeout` seconds in all."""
         self._stopping.set()
         atexit.unregister(self.stop)
-        worker = self._worker
-        worker.wake.set()
-        if worker.thread is not None and worker.thread is not threading.current_thread():
-            worker.thread.join(timeout)
+        for worker in self._workers.values():
+            worker.wake.set()
+        deadline = time.monotonic() + timeout
+        for worker in self._workers.values():
+            if worker.thread is not None and worker.thread is not threading.current_thread():
+                worker.thread.join(max(0.0, deadline - time.monotonic()))
 
     def drain(self, timeout: float = 10.0) -> bool:
-        """Wake the worker and wait until no job of any lane is pending (tests; False if some
+        """Wake every lane and wait until no job of any lane is pending (tests; False if some
         still are). A stopped outbox does not wait."""
         if self._stopping.is_set():
             return not self.pending()
@@ -139,6 +131,7 @@ class Outbox:
         return not self.pending()
 
     def pending(self) -> int:
+        """How many jobs of all lanes are pending."""
         with self.app.app_context():
             try:
                 return sum(int(db.session.scalar(
@@ -149,7 +142,7 @@ class Outbox:
 
     def _run(self, worker: _Worker) -> None:
         # The first look waits a poll: a new process's first request is not kept waiting for it.
-        wait, failing = self.poll_seconds, 0
+        wait, failing, lane = self.poll_seconds, 0, worker.lane
         while True:
             worker.wake.wait(wait)
             worker.wake.clear()
@@ -164,135 +157,66 @@ class Outbox:
             except Exception as error:  # the database is unreachable: the jobs wait there
                 failing += 1
                 if failing == 1:
-                    log.error("the outbox cannot reach the database (%s); its jobs wait",
-                              type(error).__name__)
+                    log.error("the outbox's %s lane cannot reach the database (%s); its jobs "
+                              "wait", lane.name, type(error).__name__)
                 wait = min(self.poll_seconds * 2 ** min(failing, 16), ERROR_WAIT_MAX)
                 continue
             if failing:
-                log.info("the outbox reaches the database again")
+                log.info("the outbox's %s lane reaches the database again", lane.name)
                 failing = 0
             wait = self.poll_seconds if until_next is None else min(self.poll_seconds,
                                                                     until_next)
 
-    # The work ------------------------------------------------------------------------------
+    # The work of one lane ------------------------------------------------------------------
 
     def run_due(self, worker: _Worker) -> float | None:
-        """Do every job that is due, one at a time, the first lane's first; the seconds until the
-        next pending job is due (None: nothing is pending). Database errors propagate: the jobs
-        stay in their tables."""
-        self._feed()
+        """Do every job of the worker's lane that is due, one at a time, the earliest first; the
+        seconds until its next pending job is due (None: nothing is pending). Database errors
+        propagate: the jobs stay in their table."""
+        lane = worker.lane
+        self._feed(lane)
         while not self._stopping.is_set():
-            for (lane, job_id), outcome in list(worker.unrecorded.items()):
-                self._record(job_id, worker, outcome, lane)
-                del worker.unrecorded[lane, job_id]
-            until_next: float | None = None
-            for lane in self.lanes:
-                head = db.session.execute(
-                    select(lane.model.id, lane.model.next_attempt_at)
-                    .where(lane.model.status == LeasedJob.PENDING)
-                    .order_by(lane.model.next_attempt_at).limit(1)).first()
-                db.session.rollback()  # end the read: a SQLite claim begins IMMEDIATE
-                if head is None:
-                    continue
-                until_due: float = (head.next_attempt_at - self.clock()).total_seconds()
-                if until_due > 0:
-                    until_next = until_due if until_next is None else min(until_next, until_due)
-                    continue
-                self._work(head.id, worker, lane)
-                break  # look again from the first lane
-            else:
-                return until_next
+            for job_id, outcome in list(worker.unrecorded.items()):
+                record(lane, job_id, worker.name, outcome, self.clock())
+                del worker.unrecorded[job_id]
+            head = db.session.execute(
+                select(lane.model.id, lane.model.next_attempt_at)
+                .where(lane.model.status == LeasedJob.PENDING)
+                .order_by(lane.model.next_attempt_at).limit(1)).first()
+            db.session.rollback()  # end the read: a SQLite claim begins IMMEDIATE
+            if head is None:
+                return None
+            until_due: float = (head.next_attempt_at - self.clock()).total_seconds()
+            if until_due > 0:
+                return until_due
+            self._work(head.id, worker)
         return None
 
-    def _feed(self) -> None:
-        for lane in self.lanes:
-            if lane.feed is None:
-                continue
-            try:
-                lane.feed(self.clock())
-            except SQLAlchemyError:
-                raise
-            except Exception:  # a bug: its trace, and the other lanes go on
-                db.session.rollback()
-                lane.log.exception("the %s lane's feed failed", lane.name)
+    def _feed(self, lane: Lane) -> None:
+        if lane.feed is None:
+            return
+        try:
+            lane.feed(self.clock())
+        except SQLAlchemyError:
+            raise
+        except Exception:  # a bug: its trace, and the lane's jobs go on
+            db.session.rollback()
+            lane.log.exception("the %s lane's feed failed", lane.name)
 
-    def _work(self, job_id: str, worker: _Worker, lane: Lane) -> None:
-        job = self._claim(job_id, worker, lane)
+    def _work(self, job_id: str, worker: _Worker) -> None:
+        lane = worker.lane
+        job = claim(lane, job_id, worker.name, self.clock(), self.lease)
         if job is None:
             return  # another worker won it
-        outcome = self._attempt(job, lane)
+        outcome = attempt(lane, job)
         try:
-            self._record(job.id, worker, outcome, lane)
+            record(lane, job.id, worker.name, outcome, self.clock())
         except SQLAlchemyError:
-            worker.unrecorded[lane, job.id] = outcome  # recorded when the database is back
+            worker.unrecorded[job.id] = outcome  # recorded when the database is back
             raise
 
-    @writes
-    def _claim(self, job_id: str, worker: _Worker, lane: Lane | None = None) -> Job | None:
-        model = (lane or self.mail).model
-        at = self.clock()
-        until = at + self.lease
-        won = changed(
-            update(model)
-            .where(model.id == job_id, model.status == LeasedJob.PENDING,
-                   model.next_attempt_at <= at)
-            .values(claimed_by=worker.name, claimed_until=until, next_attempt_at=until,
-                    attempts=model.attempts + 1)
-            .execution_options(synchronize_session=False))
-        row = db.session.get(model, job_id, populate_existing=True) if won else None
-        return None if row is None else Job(job_id, row.kind, dict(getattr(row, "payload", {})),
-                                            row.attempts)
 
-    def _send_mail(self, job: Job) -> bool:
-        message = self.handlers[job.kind](job)
-        if message is None:
-            return False
-        self.transport.send(message.as_email(self.sender, job.id))
-        return True
-
-    def _attempt(self, job: Job, lane: Lane | None = None) -> _Outcome:
-        lane = lane or self.mail
-        try:
-            return _Outcome(LeasedJob.SENT if lane.perform(job) else LeasedJob.SKIPPED)
-        except Exception as error:
-            db.session.rollback()
-            kind = type(error).__name__
-            if not isinstance(error, (*lane.expected_failures, SQLAlchemyError)):
-                lane.log.exception("%s job %s (%s) failed", lane.name, job.id, job.kind)  # a bug
-            lane.log.warning("%s delivery attempt %d of %d failed: %s", lane.name, job.attempts,
-                             lane.attempts, kind)
-            if job.attempts >= lane.attempts:
-                lane.log.error("%s delivery failed after %d attempts; job %s is kept as failed",
-                               lane.name, job.attempts, job.id)
-                return _Outcome(LeasedJob.FAILED, kind)
-            return _Outcome(LeasedJob.PENDING, kind, lane.delay(job.attempts))
-
-    @writes
-    def _record(self, job_id: str, worker: _Worker, outcome: _Outcome,
-                lane: Lane | None = None) -> None:
-        lane = lane or self.mail
-        model = lane.model
-        at = self.clock()
-        values: dict[str, Any] = {"status": outcome.status, "claimed_by": None,
-                                  "claimed_until": None}
-        if outcome.status == LeasedJob.PENDING:
-            values.update(next_attempt_at=at + timedelta(seconds=outcome.delay),
-                          last_error=outcome.error)
-        elif outcome.status == LeasedJob.FAILED:
-            values.update(finished_at=at, last_error=outcome.error)
-        else:  # done: what it was made from is no longer needed
-            values.update(finished_at=at, **lane.done_values)
-        kept = changed(
-            update(model)
-            .where(model.id == job_id, model.status == LeasedJob.PENDING,
-                   model.claimed_by == worker.name)
-            .values(**values).execution_options(synchronize_session=False))
-        if not kept:
-            lane.log.warning("%s job %s outlived its lease: another worker has it", lane.name,
-                             job_id)
-
-
-# Waking the worker after the answer -----------------------------------------------------------
+# Waking a lane after the commit, or after the answer ------------------------------------------
 
 class HeldJobs:
     """Wake-ups of the outbox asked for inside `holding()`, until `release()` does them."""
@@ -327,40 +251,20 @@ def holding() -> Iterator[HeldJobs]:
         _held.reset(token)
 
 
-def build_outbox(app: Flask, handlers: Mapping[str, Handler],
-                 lanes: tuple[Lane, ...] = ()) -> Outbox:
-    config = app.config
-    return Outbox(app, transport_for(config["MAIL_URL"], float(config["MAIL_TIMEOUT"])), handlers,
-                  sender=sender_for(config), attempts=int(config["MAIL_ATTEMPTS"]),
-                  retry_delay=float(config["MAIL_RETRY_DELAY"]),
-                  poll_seconds=float(config["MAIL_POLL_SECONDS"]),
-                  lease_seconds=float(config["MAIL_LEASE_SECONDS"]), lanes=lanes)
-
-
 def outbox() -> Outbox:
-    found: Outbox = current_app.extensions["svc-outbox"]
+    found: Outbox = current_app.extensions[OUTBOX_KEY]
     return found
 
 
-def wake_when_done() -> None:
-    """Wake this process's worker once the open unit of work commits, or, inside `holding()`,
-    once the request's answer has been sent."""
+def wake_when_done(lane: str) -> None:
+    """Wake this process's thread of `lane` once the open unit of work commits, or, inside
+    `holding()`, once the request's answer has been sent (the unit of work has committed by
+    then). Nothing, while commits do not wake the lane (Lane.woken_by_commits)."""
     box = outbox()
-    if _held.get() is not None:
-        _wake_after_answer(box)
-    else:
-        until_commit(_WAKE_AFTER_COMMIT, lambda: box, Outbox.wake)
-
-
-def wake_after_answer() -> None:
-    """Wake this process's worker now, or, inside `holding()`, once the request's answer has been
-    sent (a listener of commits that wrote jobs to feed)."""
-    _wake_after_answer(outbox())
-
-
-def _wake_after_answer(box: Outbox) -> None:
+    if not box.lane(lane).woken_by_commits:
+        return
     held = _held.get()
     if held is not None:
-        held.add(box.wake)
+        held.add(lambda: box.wake(lane))
     else:
-        box.wake()
+        until_commit(f"{_WAKE_AFTER_COMMIT}:{lane}", lambda: box, lambda found: found.wake(lane))

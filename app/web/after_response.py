@@ -1,5 +1,6 @@
-"""Mail a request promised is worked on once its answer has been sent: a WSGI middleware holds the
-outbox worker's wake-up until then, so an answer that mails takes the time of one that does not.
+"""What a request gave the outbox (a mail, an event for the sites) is worked on once its answer
+has been sent: a WSGI middleware holds the wake-ups of the outbox's lanes until then, so an answer
+that mails takes the time of one that does not.
 Why: docs/architecture/design-notes.md, "Mail outbox"."""
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 
-class MailAfterResponse:
+class OutboxAfterResponse:
+    """Starts the outbox's threads in this process, and wakes its lanes after the answer."""
+
     def __init__(self, wsgi_app: WSGIApplication, outbox: Outbox) -> None:
         self.wsgi_app, self.outbox = wsgi_app, outbox
 

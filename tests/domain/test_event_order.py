@@ -62,7 +62,7 @@ def concurrent_admin_calls(app, user_id, token):
 def delivered(app, receiver):
     outbox = app.extensions["svc-outbox"]
     with app.app_context():
-        outbox.lane("event").feed(system_clock())
+        outbox.lane("events").feed(system_clock())
     assert outbox.drain()
     return list(receiver.received)
 

@@ -29,7 +29,7 @@ def receiver() -> Iterator[Receiver]:
 @pytest.fixture
 def settings(receiver: Receiver) -> dict[str, object]:
     return {
-        "WEBHOOK_RETRY_DELAY": 0.05, "MAIL_POLL_SECONDS": 0.1,
+        "WEBHOOK_RETRY_DELAY": 0.05, "OUTBOX_POLL_SECONDS": 0.1,
         "CLIENT_SITES": {
             "symbols": {"redirect_uris": ["http://127.0.0.1:8001/auth/callback"],
                         "webhook_url": f"{receiver.url}/symbols", "webhook_secret": SECRET},

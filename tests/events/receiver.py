@@ -1,5 +1,6 @@
 """A client site's endpoint for the tests: a real HTTP server on 127.0.0.1 that keeps every
-request it gets and answers with the statuses it is told (then 200)."""
+request it gets and answers with the statuses it is told (then 200), or, while `hung`, answers
+nothing until the test lets it go."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ class Receiver:
     def __init__(self) -> None:
         self.received: list[Received] = []
         self.statuses: list[int] = []  # answered in turn, then 200
+        # Cleared: each request, once kept, waits without an answer until it is set again.
+        self.answering = threading.Event()
+        self.answering.set()
         self._lock = threading.Lock()
         receiver = self
 
@@ -34,6 +38,7 @@ class Receiver:
                     receiver.received.append(Received(
                         self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                     status = receiver.statuses.pop(0) if receiver.statuses else 200
+                receiver.answering.wait()
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -58,5 +63,6 @@ class Receiver:
         raise AssertionError(f"not received in {seconds} s: {found}")
 
     def close(self) -> None:
+        self.answering.set()  # a hung request ends, so that the server can stop
         self.server.shutdown()
         self.server.server_close()

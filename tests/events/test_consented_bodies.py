@@ -44,7 +44,7 @@ def delivered(app, receiver):
     """Every event so far fanned out and delivered: (symbols' events, the outsider's)."""
     outbox = app.extensions["svc-outbox"]
     with app.app_context():
-        outbox.lane("event").feed(system_clock())
+        outbox.lane("events").feed(system_clock())
     assert outbox.drain()
     found = list(receiver.received)
     return ([Webhook(SECRET).verify(r.body, r.headers) for r in found if r.path == "/symbols"],

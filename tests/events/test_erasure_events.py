@@ -45,7 +45,7 @@ def test_undelivered_events_keep_what_a_site_needs_and_lose_the_person(
     with app.app_context():
         actions.update(directory.require_user(person.id), CLI, full_name="Ottilie L.",
                        plan="pro")
-        outbox.lane("event").feed(system_clock())  # these two have their deliveries already
+        outbox.lane("events").feed(system_clock())  # these two have their deliveries already
         leaving.schedule_deletion(directory.require_user(person.id), CLI)
     clock.advance(timedelta(days=app.config["ACCOUNT_DELETION_GRACE_DAYS"] + 1).total_seconds())
     with app.app_context():
@@ -62,7 +62,7 @@ def test_undelivered_events_keep_what_a_site_needs_and_lose_the_person(
     later = build_app(tmp_path / "next", clock, settings, database_url)  # the site is back
     try:
         with later.app_context():
-            later.extensions["svc-outbox"].lane("event").feed(system_clock())
+            later.extensions["svc-outbox"].lane("events").feed(system_clock())
         assert later.extensions["svc-outbox"].drain()
         with later.app_context():
             statuses = {d.status for d in db.session.scalars(select(Delivery))}

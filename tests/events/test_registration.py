@@ -99,7 +99,7 @@ def test_production_checks_again_at_delivery_time(app, dns, make_user, receiver)
     """Registered while its name resolved to a public address; by the delivery it resolves to
     127.0.0.1 (where the receiver listens): nothing is sent, and the delivery fails."""
     app.config["ENV"] = "production"
-    app.extensions["svc-outbox"].lane("event").attempts = 1
+    app.extensions["svc-outbox"].lane("events").attempts = 1
     dns["hooks.example"] = "93.184.216.34"
     assert cli(app, "sites", "add", "notes", "--redirect-uri",
                "https://notes.example/cb").exit_code == 0
@@ -124,7 +124,7 @@ def test_production_checks_again_at_delivery_time(app, dns, make_user, receiver)
 
 
 def test_the_default_retries_span_three_days(app):
-    lane = app.extensions["svc-outbox"].lane("event")
+    lane = app.extensions["svc-outbox"].lane("events")
     defaults = {"WEBHOOK_ATTEMPTS": 25, "WEBHOOK_RETRY_DELAY": 5.0,
                 "WEBHOOK_RETRY_MAX_DELAY": 6 * 3600.0}
     assert {name: DEFAULTS[name] for name in defaults} == defaults

@@ -17,7 +17,7 @@ from app.domain.admin import actions, directory
 from app.domain.audit import ClientInfo
 from app.domain.clock import system_clock
 from app.extensions import db
-from app.infra.outbox_worker import _Worker
+from app.infra import lanes
 from app.models import AccountEvent, ConsentGrant, Delivery
 from tests.events.conftest import OUTSIDER_SECRET, SECRET
 from tests.support.apps import build_app, dispose_app
@@ -95,12 +95,13 @@ def test_a_worker_dead_mid_delivery_loses_nothing_and_the_retry_has_the_same_id(
     outbox = app.extensions["svc-outbox"]
     outbox.stop()  # this process's worker is the one that dies
     make_user()
-    lane = outbox.lane("event")
+    lane = outbox.lane("events")
     with app.app_context():
         lane.feed(system_clock())  # the fan-out
         delivery_id = db.session.scalars(select(Delivery.id)).one()
-        job = outbox._claim(delivery_id, _Worker("dead-host:1:0"), lane)
-        assert outbox._attempt(job, lane).status == "sent"  # never recorded
+        job = lanes.claim(lane, delivery_id, "dead-host:1:0", system_clock(), outbox.lease)
+        assert job is not None
+        assert lanes.attempt(lane, job).status == "sent"  # never recorded
         db.session.remove()
     assert len(receiver.received) == 1
     other = build_app(tmp_path / "next", clock, settings, database_url)
@@ -140,7 +141,7 @@ def test_a_third_party_client_hears_only_of_accounts_that_consented(app, make_us
 def test_the_fan_out_is_idempotent(app, make_user):
     app.extensions["svc-outbox"].stop()
     make_user()
-    lane = app.extensions["svc-outbox"].lane("event")
+    lane = app.extensions["svc-outbox"].lane("events")
     with app.app_context():
         assert lane.feed(system_clock()) == 1
         assert lane.feed(system_clock()) == 0  # already dispatched
@@ -149,7 +150,7 @@ def test_the_fan_out_is_idempotent(app, make_user):
 
 
 def test_events_retry_puts_failed_deliveries_back(app, make_user, receiver):
-    lane = app.extensions["svc-outbox"].lane("event")
+    lane = app.extensions["svc-outbox"].lane("events")
     lane.attempts, receiver.statuses = 1, [503]
     make_user()
     receiver.wait_for(lambda r: len(r) >= 1)

@@ -49,7 +49,7 @@ def test_the_database_going_away_while_mail_is_sent_loses_and_repeats_nothing(
     # A claim that committed just before the database went away, its answer lost, waits out
     # its lease: a short one, so that the wait below covers it.
     instance = instance_factory({**shared_settings(database_url), "SVC_MAIL_URL": f"file://{mail}",
-                                 "SVC_MAIL_RETRY_DELAY": "0.2", "SVC_MAIL_LEASE_SECONDS": "10"},
+                                 "SVC_MAIL_RETRY_DELAY": "0.2", "SVC_OUTBOX_LEASE_SECONDS": "10"},
                                 name="outbox-db")
     addresses = [new_email("dbmail") for _ in range(20)]
     for address in addresses:
@@ -95,7 +95,7 @@ def test_mail_in_flight_and_queued_survives_killed_workers(
     """40 forgot-password answers while every send hangs, then every process of the instance
     is killed (kill -9): the next instance sends every mail, the ones a dead worker held
     once their lease is over."""
-    settings = {**shared_settings(migrated_postgres_url), "SVC_MAIL_LEASE_SECONDS": "3"}
+    settings = {**shared_settings(migrated_postgres_url), "SVC_OUTBOX_LEASE_SECONDS": "3"}
     first = instance_factory({**settings, "SVC_MAIL_TIMEOUT": "60",
                               "SVC_MAIL_URL": f"smtp://{LOOPBACK}:{silent_mail_server}"},
                              name="outbox-killed")
@@ -112,8 +112,8 @@ def test_mail_in_flight_and_queued_survives_killed_workers(
     mail = workdir / "mail"
     # The dead workers' leases (3 s) are written; the next instance's own are long, so that a
     # stall between its claim and its record never lets its other worker send a mail again.
-    instance_factory({**settings, "SVC_MAIL_URL": f"file://{mail}", "SVC_MAIL_LEASE_SECONDS": "60"},
-                     name="outbox-next")
+    instance_factory({**settings, "SVC_MAIL_URL": f"file://{mail}",
+                      "SVC_OUTBOX_LEASE_SECONDS": "60"}, name="outbox-next")
     wait_until(lambda: all(len(found) == 4 for found in
                            links(mail, addresses, "/reset-password").values()), 60,
                "four reset mails to every address")
@@ -167,7 +167,7 @@ def test_mail_the_server_took_from_killed_workers_goes_again_as_the_same_message
     same message as the first copy (its Message-ID and body, byte for byte), whose link confirms
     the address once; and every other mail once."""
     port, server = taking_mail_server
-    settings = {**shared_settings(migrated_postgres_url), "SVC_MAIL_LEASE_SECONDS": "3"}
+    settings = {**shared_settings(migrated_postgres_url), "SVC_OUTBOX_LEASE_SECONDS": "3"}
     first = instance_factory({**settings, "SVC_MAIL_TIMEOUT": "60",
                               "SVC_MAIL_URL": f"smtp://{LOOPBACK}:{port}"}, name="outbox-taken")
     addresses = [new_email("taken") for _ in range(6)]
@@ -182,7 +182,7 @@ def test_mail_the_server_took_from_killed_workers_goes_again_as_the_same_message
 
     mail = workdir / "mail"
     second = instance_factory({**settings, "SVC_MAIL_URL": f"file://{mail}",
-                               "SVC_MAIL_LEASE_SECONDS": "60"}, name="outbox-after")
+                               "SVC_OUTBOX_LEASE_SECONDS": "60"}, name="outbox-after")
     wait_until(lambda: all(links(mail, addresses, "/confirm-email").values()), 60,
                "a confirmation mail to every address")
     time.sleep(1)  # any further copy would be on its way by now

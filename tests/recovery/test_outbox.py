@@ -14,6 +14,7 @@ from app.domain.accounts import recovery
 from app.domain.audit import ClientInfo
 from app.extensions import db
 from app.models import MailJob
+from tests.support.apps import mailing
 from tests.support.pages import submit
 
 NEW = "a brand new passphrase"
@@ -23,11 +24,11 @@ POLL_SECONDS = 30
 
 @pytest.fixture
 def settings():
-    return {"MAIL_POLL_SECONDS": POLL_SECONDS}
+    return {"OUTBOX_POLL_SECONDS": POLL_SECONDS}
 
 
 def sent(app):
-    return list(app.extensions["svc-outbox"].transport.sent)
+    return list(mailing(app).transport.sent)
 
 
 def sent_without_waking(app, count=1, seconds=5.0):

@@ -13,9 +13,11 @@ from sqlalchemy.exc import OperationalError
 
 from app.domain.mail.outbox import schedule
 from app.extensions import db
+from app.infra import lanes, outbox_worker
+from app.infra.lanes import MAIL
 from app.infra.mail import MemoryTransport
-from app.infra.outbox_worker import Outbox, _Worker
 from app.models import MailJob
+from tests.support.apps import mailing
 
 TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)
 
@@ -31,7 +33,12 @@ def jobs(app):
 
 
 def sent_to(app):
-    return [m["To"] for m in app.extensions["svc-outbox"].transport.sent]
+    return [m["To"] for m in mailing(app).transport.sent]
+
+
+def claim(outbox, job_id, worker):
+    """`worker` claims the mail job, as a worker thread would."""
+    return lanes.claim(outbox.lane(MAIL), job_id, worker, outbox.clock(), outbox.lease)
 
 
 def notices(app, count):
@@ -70,7 +77,7 @@ def test_a_job_claimed_by_a_process_that_died_is_sent_after_its_lease(
     other = next_app()  # built first: on PostgreSQL that may take longer than the lease
     claimed = time.monotonic()  # before the claim, which sets the lease from its own clock
     with app.app_context():
-        assert dead._claim(job.id, _Worker("dead-host:1:0")) is not None  # then it died
+        assert claim(dead, job.id, "dead-host:1:0") is not None  # then it died
 
     assert other.extensions["svc-outbox"].drain()
     assert time.monotonic() - claimed >= 0.45  # it waited for the lease to end
@@ -86,9 +93,9 @@ def test_a_claim_is_won_by_one_worker_only(app, next_app):
     other = next_app()
     other.extensions["svc-outbox"].stop()
     with app.app_context():
-        first = app.extensions["svc-outbox"]._claim(job.id, _Worker("a"))
+        first = claim(app.extensions["svc-outbox"], job.id, "a")
     with other.app_context():
-        second = other.extensions["svc-outbox"]._claim(job.id, _Worker("b"))
+        second = claim(other.extensions["svc-outbox"], job.id, "b")
     assert first is not None and second is None
 
 
@@ -103,7 +110,7 @@ class SlowTransport(MemoryTransport):
 def test_two_instances_on_one_database_send_each_mail_once(app, next_app):
     other = next_app()
     for each in (app, other):
-        each.extensions["svc-outbox"].transport = SlowTransport()
+        mailing(each).transport = SlowTransport()
     notices(app, 60)
     drained = []
     threads = [threading.Thread(target=lambda a=a: drained.append(
@@ -127,14 +134,14 @@ def test_a_send_the_database_could_not_record_is_recorded_later_not_sent_again(
         app, monkeypatch):
     outbox = app.extensions["svc-outbox"]
     outbox.poll_seconds = 0.05  # how soon it looks again after a database error
-    record, failures = Outbox._record, [connection_lost()]
+    record, failures = lanes.record, [connection_lost()]
 
-    def unreachable_once(self, *args):  # type: ignore[no-untyped-def]
+    def unreachable_once(*args):  # type: ignore[no-untyped-def]
         if failures:
             raise failures.pop()
-        return record(self, *args)
+        return record(*args)
 
-    monkeypatch.setattr(Outbox, "_record", unreachable_once)
+    monkeypatch.setattr(outbox_worker, "record", unreachable_once)
     notices(app, 1)
     assert outbox.drain()
     assert sent_to(app) == ["user0@example.com"]
@@ -143,15 +150,15 @@ def test_a_send_the_database_could_not_record_is_recorded_later_not_sent_again(
 
 
 def test_a_database_error_while_making_the_mail_is_retried(app):
-    outbox = app.extensions["svc-outbox"]
-    make, failures = outbox.handlers[MailJob.PASSWORD_CHANGED], [connection_lost()]
+    outbox, mail = app.extensions["svc-outbox"], mailing(app)
+    make, failures = mail.handlers[MailJob.PASSWORD_CHANGED], [connection_lost()]
 
     def unreachable_once(job):  # type: ignore[no-untyped-def]
         if failures:
             raise failures.pop()
         return make(job)
 
-    outbox.handlers = {**outbox.handlers, MailJob.PASSWORD_CHANGED: unreachable_once}
+    mail.handlers = {**mail.handlers, MailJob.PASSWORD_CHANGED: unreachable_once}
     notices(app, 1)
     assert outbox.drain()
     assert sent_to(app) == ["user0@example.com"]
@@ -176,8 +183,8 @@ class TestAttemptsRunOut:
         return {"MAIL_ATTEMPTS": 3, "MAIL_RETRY_DELAY": 0.01, "METRICS_TOKEN": TOKEN}
 
     def test_a_failed_job_is_visible_and_retry_sends_it(self, app, client, user, caplog):
-        outbox = app.extensions["svc-outbox"]
-        outbox.transport = FailingTransport()
+        outbox, mail = app.extensions["svc-outbox"], mailing(app)
+        mail.transport = transport = FailingTransport()
         client.post("/api/v2/auth/forgot-password", json={"email": user.email})
         assert outbox.drain()
         [job] = jobs(app)
@@ -193,7 +200,7 @@ class TestAttemptsRunOut:
         assert 'svc_auth_mail_jobs{status="failed"} 1.0' in metrics
         assert 'svc_auth_mail_jobs{status="pending"} 0.0' in metrics
 
-        outbox.transport.down = False  # the mail server is back
+        transport.down = False  # the mail server is back
         assert "0 mail jobs are due now" in runner.invoke(args=["outbox", "retry"]).output
         assert "1 mail jobs are due now" in runner.invoke(
             args=["outbox", "retry", "--failed"]).output
@@ -206,15 +213,15 @@ class TestAttemptsRunOut:
 def test_a_mail_server_down_then_up_is_retried_with_backoff(app, client, user, caplog):
     caplog.set_level("INFO")
     outbox = app.extensions["svc-outbox"]
-    outbox.retry_delay = 0.1
-    outbox.transport = FailingTransport()
+    outbox.lane(MAIL).retry_delay = 0.1
+    mailing(app).transport = transport = FailingTransport()
     client.post("/api/v2/auth/forgot-password", json={"email": user.email})
     outbox.wake()
     deadline = time.monotonic() + 10
     while len(attempts := [r for r in caplog.records if "delivery attempt" in r.getMessage()]) < 3:
         assert time.monotonic() < deadline, "three failed attempts"
         time.sleep(0.01)
-    outbox.transport.down = False
+    transport.down = False
     assert outbox.drain()
     assert sent_to(app) == [user.email]
     times = [r.created for r in attempts[:3]]

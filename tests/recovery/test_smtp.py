@@ -24,7 +24,8 @@ from sqlalchemy import select
 from app.domain.clock import system_clock
 from app.domain.mail.outbox import schedule
 from app.extensions import db
-from app.infra.outbox_worker import _Worker
+from app.infra import lanes
+from app.infra.lanes import MAIL
 from app.models import MailJob
 from tests.support.accounts import PASSWORD
 from tests.support.pages import open_mailed_link
@@ -143,8 +144,10 @@ def sent_then_killed(app):
     with app.app_context():
         job_id = db.session.scalars(select(MailJob.id).where(MailJob.status == "pending")
                                     .order_by(MailJob.created_at)).first()
-        job = outbox._claim(job_id, _Worker("dead-host:1:0"))
-        assert outbox._attempt(job).status == "sent"  # never recorded
+        job = lanes.claim(outbox.lane(MAIL), job_id, "dead-host:1:0", system_clock(),
+                          outbox.lease)
+        assert job is not None
+        assert lanes.attempt(outbox.lane(MAIL), job).status == "sent"  # never recorded
         db.session.remove()
 
 

@@ -16,6 +16,8 @@ from werkzeug.routing import Rule
 
 from app import create_app
 from app.extensions import db
+from app.infra.lanes import MAIL
+from app.infra.mail_lane import MailSending
 
 
 class FakeClock:
@@ -118,14 +120,14 @@ class Mailbox:
     """What the app mailed, once the outbox has finished its work."""
 
     def __init__(self, app: Flask) -> None:
-        self._outbox = app.extensions["svc-outbox"]
+        self._app, self._outbox = app, app.extensions["svc-outbox"]
 
     @property
     def messages(self) -> list[Any]:
         assert self._outbox.drain(OUTBOX_DEADLINE_SECONDS), (
             f"the outbox still had {self._outbox.pending()} jobs after"
             f" {OUTBOX_DEADLINE_SECONDS:.0f} s")
-        return list(self._outbox.transport.sent)
+        return list(mailing(self._app).transport.sent)
 
     def to(self, address: str) -> list[Any]:
         return [m for m in self.messages if m["To"] == address]
@@ -138,3 +140,10 @@ class Mailbox:
             if found:
                 return found.group(1)
         raise AssertionError(f"no {path} link was mailed to {address}")
+
+
+def mailing(app: Flask) -> MailSending:
+    """How the app's outbox sends mail: its transport (tests swap it), handlers and sender."""
+    found = app.extensions["svc-outbox"].lane(MAIL).perform
+    assert isinstance(found, MailSending)
+    return found

@@ -1,6 +1,6 @@
-"""The outbox: every mail the service promises is a `mail_jobs` row, sent by each process's worker
-thread (app/infra/outbox_worker.py). A job is written in the transaction of what it reports, so a
-mail is promised exactly when the change commits.
+"""The outbox: every mail the service promises is a `mail_jobs` row, sent by the outbox's mail
+lane (app/infra/mail_lane.py). A job is written in the transaction of what it reports, so a mail
+is promised exactly when the change commits.
 Why: docs/architecture/design-notes.md, "Mail outbox"."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from app.db.rows import insert_values
 from app.domain.clock import system_clock
 from app.domain.tokens import tokens
 from app.extensions import db
-from app.infra.lanes import Job
+from app.infra.lanes import MAIL, Job
 from app.infra.outbox_worker import wake_when_done
 from app.models import MailJob
 from app.models.types import new_id
@@ -32,7 +32,7 @@ def schedule(kind: str, payload: dict[str, Any], *, token: str | None = None) ->
                   token_sealed=None if token is None else _seal(job_id, token), attempts=0,
                   next_attempt_at=at, claimed_by=None, claimed_until=None, last_error=None,
                   created_at=at, finished_at=None)
-    wake_when_done()
+    wake_when_done(MAIL)
 
 
 def keep_token(job: Job, raw: str) -> None:

@@ -147,3 +147,32 @@ def test_a_number_is_a_plan_word_too(monkeypatch, tmp_path):
     from app.domain.accounts import plans
     with app.app_context():
         assert plans.catalogue() == ("2026",) and plans.default() == "2026"
+
+
+def test_the_outbox_settings_come_from_the_environment(monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv("SVC_OUTBOX_POLL_SECONDS", "2.5")
+    monkeypatch.setenv("SVC_OUTBOX_LEASE_SECONDS", "300")
+    outbox = create_app({"INSTANCE_PATH": str(tmp_path)}).extensions["svc-outbox"]
+    assert (outbox.poll_seconds, outbox.lease.total_seconds()) == (2.5, 300)
+    assert [lane.name for lane in outbox.lanes] == ["mail", "events"]
+    assert "deprecated" not in caplog.text
+
+
+def test_the_outbox_settings_old_names_are_read_for_one_release_with_a_warning(
+        monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv("SVC_MAIL_POLL_SECONDS", "3")
+    monkeypatch.setenv("SVC_MAIL_LEASE_SECONDS", "240")
+    app = create_app({"INSTANCE_PATH": str(tmp_path)})
+    outbox = app.extensions["svc-outbox"]
+    assert (outbox.poll_seconds, outbox.lease.total_seconds()) == (3, 240)
+    assert "MAIL_POLL_SECONDS" not in app.config  # nothing reads the old name any more
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "SVC_MAIL_POLL_SECONDS is deprecated" in " ".join(warned)
+    assert "use SVC_OUTBOX_LEASE_SECONDS" in " ".join(warned)
+
+
+def test_a_new_outbox_setting_wins_over_its_old_name(monkeypatch, tmp_path):
+    monkeypatch.setenv("SVC_MAIL_POLL_SECONDS", "3")
+    monkeypatch.setenv("SVC_OUTBOX_POLL_SECONDS", "1")  # the default, given: it still wins
+    outbox = create_app({"INSTANCE_PATH": str(tmp_path)}).extensions["svc-outbox"]
+    assert outbox.poll_seconds == 1

@@ -114,3 +114,19 @@ def test_a_mail_backlog_never_delays_a_webhook(app: Flask, settled: Any,
         assert _statuses(app, MailJob).count("pending") == 3
     finally:
         stuck.going.set()
+
+
+def test_each_lane_has_a_thread_and_stop_ends_them_all(app: Flask) -> None:
+    outbox = app.extensions["svc-outbox"]
+    outbox.wake()
+    workers = outbox._workers  # this process's, by lane
+    assert sorted(workers) == ["events", "mail"]
+    threads = [worker.thread for worker in workers.values()]
+    assert len({id(thread) for thread in threads}) == 2
+    assert all(thread is not None and thread.is_alive() for thread in threads)
+    outbox.stop(DEADLINE_SECONDS)
+    assert not any(thread is not None and thread.is_alive() for thread in threads)
+    outbox.ensure_running()  # a stopped outbox stays stopped
+    outbox.wake("mail")
+    assert not any(worker.thread is not None and worker.thread.is_alive()
+                   for worker in workers.values())

@@ -17,7 +17,7 @@ from app.infra import lanes, outbox_worker
 from app.infra.lanes import MAIL
 from app.infra.mail import MemoryTransport
 from app.models import MailJob
-from tests.support.apps import mailing
+from tests.support.apps import OUTBOX_DEADLINE_SECONDS, mailing
 
 TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)
 
@@ -114,7 +114,7 @@ def test_two_instances_on_one_database_send_each_mail_once(app, next_app):
     notices(app, 60)
     drained = []
     threads = [threading.Thread(target=lambda a=a: drained.append(
-        a.extensions["svc-outbox"].drain())) for a in (app, other)]
+        a.extensions["svc-outbox"].drain(OUTBOX_DEADLINE_SECONDS))) for a in (app, other)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -96,6 +96,14 @@ DESCRIPTIONS: dict[str, str] = {
     "LIMIT_EXPORT": "Data downloads per account (API and account page).",
     "PASSWORD_MIN_LENGTH": "The shortest password, in characters after NFKC normalisation.",
     "PASSWORD_MAX_LENGTH": "The longest password, in characters after NFKC normalisation.",
+    "BREACHED_PASSWORDS_URL": "The base address of a breached-password range API "
+                              "(`GET {url}/{first 5 hex of the SHA-1}` answering `SUFFIX:COUNT` "
+                              "lines), e.g. `https://api.pwnedpasswords.com/range`: a listed "
+                              "password is refused at sign-up, reset and change (422 "
+                              "`password_breached`). Empty: no lookup.",
+    "BREACHED_PASSWORDS_TIMEOUT": "Seconds for one breached-password lookup (above 0, at most "
+                                  "10); a lookup that fails or takes longer accepts the "
+                                  "password and logs a warning.",
     "ARGON2_MEMORY_COST": "argon2id's memory, in KiB (19 MiB: OWASP's parameters).",
     "ARGON2_TIME_COST": "argon2id's passes.",
     "ARGON2_PARALLELISM": "argon2id's lanes.",

@@ -54,6 +54,7 @@ DEFAULTS: dict[str, Any] = {
     # a new account that is given none (one of PLANS).
     "PLANS": DEFAULT_CATALOGUE,
     "DEFAULT_PLAN": "free",
+    "PLAN_NAMES": {},  # a plan's name for people, by language (JSON); unset: ours for free/pro/team
     "REDIS_URL": None,
     # With Redis: how long an instance may answer "is this session live" from its own cache.
     # Revocations are seen at once; a plan or name change within this many seconds.

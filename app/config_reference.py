@@ -66,6 +66,11 @@ DESCRIPTIONS: dict[str, str] = {
              "empty: `free,pro,team`.",
     "DEFAULT_PLAN": "The plan of a new account that is given none (sign-up, a provider's first "
                     "sign-in, `users create`); one of `SVC_PLANS`.",
+    "PLAN_NAMES": "What people read for a plan on the account page, as JSON: `{\"pro\": "
+                  "{\"en\": \"Pro\", \"de\": \"Profi\"}, \"gold\": \"Gold\"}` (by language, "
+                  "else English, else the first; a text alone for every language). Unset: "
+                  "free, pro and team have names in every language of the pages; another plan "
+                  "shows as its word.",
     "REDIS_URL": "Redis, for several instances: rate limits and the revoked-session set. "
                  "Unset: the database counts the limits and answers every session check.",
     "SESSION_CACHE_SECONDS": "With Redis: how long an instance may answer \"is this session "

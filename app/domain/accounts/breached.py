@@ -38,7 +38,9 @@ def check(password: str, pointer: str = "#/password") -> None:
     base_url = str(config["BREACHED_PASSWORDS_URL"] or "").strip()
     if not base_url:
         return
-    digest = hashlib.sha1(password.encode(), usedforsecurity=False).hexdigest().upper()
+    # (surrogatepass: a lone surrogate, which only a command line can pass, still hashes)
+    digest = hashlib.sha1(password.encode("utf-8", "surrogatepass"),
+                          usedforsecurity=False).hexdigest().upper()
     prefix, suffix = digest[:PREFIX_LENGTH], digest[PREFIX_LENGTH:]
     try:
         listed = password_ranges.suffixes(base_url, prefix,

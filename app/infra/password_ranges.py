@@ -27,6 +27,7 @@ def suffixes(base_url: str, prefix: str, timeout: float) -> frozenset[str]:
     found = set()
     for line in text.splitlines():
         suffix, _, count = line.strip().partition(":")
-        if count.strip().isdigit() and int(count) > 0:
+        count = count.strip()
+        if count.isascii() and count.isdigit() and int(count) > 0:  # ("²" is a digit too)
             found.add(suffix.upper())
     return frozenset(found)

@@ -30,3 +30,10 @@ def test_an_error_status_or_no_answer_is_unavailable(breached_range: RangeStandI
     breached_range.down, breached_range.hang = False, True
     with pytest.raises(password_ranges.Unavailable, match="Timeout"):
         password_ranges.suffixes(breached_range.url, "ABCDE", 0.2)
+
+
+def test_lines_that_are_not_a_suffix_and_a_count_are_left_out(
+        breached_range: RangeStandIn, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(breached_range, "answer", lambda path, headers: (
+        200, "AAA:2\r\nBBB:x\r\nCCC:\u00b2\r\n\r\nno colon\r\nddd: 7 \r\nEEE:0"))
+    assert password_ranges.suffixes(breached_range.url, "ABCDE", 2.0) == {"AAA", "DDD"}

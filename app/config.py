@@ -58,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     # a new account that is given none (one of PLANS).
     "PLANS": DEFAULT_CATALOGUE,
     "DEFAULT_PLAN": "free",
+    "PLAN_NAMES": {},  # a plan's name for people, by language (JSON); unset: ours for free/pro/team
     "REDIS_URL": None,
     # With Redis: how long an instance may answer "is this session live" from its own cache.
     # Revocations are seen at once; a plan or name change within this many seconds.
@@ -82,6 +83,9 @@ DEFAULTS: dict[str, Any] = {
     # Passwords: argon2id at OWASP's parameters (m=19 MiB, t=2, p=1)
     "PASSWORD_MIN_LENGTH": 8,
     "PASSWORD_MAX_LENGTH": 256,
+    # A range API of breached passwords (app/domain/accounts/breached.py); empty: no lookup.
+    "BREACHED_PASSWORDS_URL": "",
+    "BREACHED_PASSWORDS_TIMEOUT": 2.0,  # seconds for one lookup; then the password is accepted
     "ARGON2_MEMORY_COST": 19456,
     "ARGON2_TIME_COST": 2,
     "ARGON2_PARALLELISM": 1,
@@ -284,6 +288,9 @@ def _check(config: dict[str, Any]) -> None:
         if int(config[name]) < 1:
             raise RuntimeError(f"SVC_{name} must be at least 1.")
     _check_limits(config)
+    if not 0 < float(config["BREACHED_PASSWORDS_TIMEOUT"]) <= 10:
+        raise RuntimeError("SVC_BREACHED_PASSWORDS_TIMEOUT must be above 0 and at most 10 "
+                           "seconds.")
     check_captcha(config)
     check_plans(config)
     check_client_sites(config["CLIENT_SITES"],

@@ -69,6 +69,11 @@ DESCRIPTIONS: dict[str, str] = {
              "empty: `free,pro,team`.",
     "DEFAULT_PLAN": "The plan of a new account that is given none (sign-up, a provider's first "
                     "sign-in, `users create`); one of `SVC_PLANS`.",
+    "PLAN_NAMES": "What people read for a plan on the account page, as JSON: `{\"pro\": "
+                  "{\"en\": \"Pro\", \"de\": \"Profi\"}, \"gold\": \"Gold\"}` (by language, "
+                  "else English, else the first; a text alone for every language). Unset: "
+                  "free, pro and team have names in every language of the pages; another plan "
+                  "shows as its word.",
     "REDIS_URL": "Redis, for several instances: rate limits and the revoked-session set. "
                  "Unset: the database counts the limits and answers every session check.",
     "SESSION_CACHE_SECONDS": "With Redis: how long an instance may answer \"is this session "
@@ -99,6 +104,14 @@ DESCRIPTIONS: dict[str, str] = {
     "LIMIT_EXPORT": "Data downloads per account (API and account page).",
     "PASSWORD_MIN_LENGTH": "The shortest password, in characters after NFKC normalisation.",
     "PASSWORD_MAX_LENGTH": "The longest password, in characters after NFKC normalisation.",
+    "BREACHED_PASSWORDS_URL": "The base address of a breached-password range API "
+                              "(`GET {url}/{first 5 hex of the SHA-1}` answering `SUFFIX:COUNT` "
+                              "lines), e.g. `https://api.pwnedpasswords.com/range`: a listed "
+                              "password is refused at sign-up, reset and change (422 "
+                              "`password_breached`). Empty: no lookup.",
+    "BREACHED_PASSWORDS_TIMEOUT": "Seconds for one breached-password lookup (above 0, at most "
+                                  "10); a lookup that fails or takes longer accepts the "
+                                  "password and logs a warning.",
     "ARGON2_MEMORY_COST": "argon2id's memory, in KiB (19 MiB: OWASP's parameters).",
     "ARGON2_TIME_COST": "argon2id's passes.",
     "ARGON2_PARALLELISM": "argon2id's lanes.",

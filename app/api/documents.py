@@ -105,7 +105,9 @@ class Problem(BaseModel):
     title: str
     status: int
     code: str = Field(description=(
-        "Stable. Among them, on 422: `invalid_body`, `captcha_required` (sign-up, "
+        "Stable. Among them, on 422: `invalid_body`, `password_breached` (sign-up and "
+        "reset: the password is in a breach corpus, `errors` points at it), "
+        "`captcha_required` (sign-up, "
         "forgot-password and resend-confirmation whenever captcha is on; sign-in after recent "
         "failures for the email or the address), `captcha_invalid` (a token the provider "
         "refused, or one already used); on 503: `captcha_unavailable` (sign-up, "

@@ -20,6 +20,7 @@ from app.api import schemas as body
 from app.api.operation import Operation
 from app.domain import errors as e
 from app.domain.accounts import plans
+from app.domain.accounts.breached import PasswordBreached
 from app.domain.admin.idempotency import (
     IdempotencyKeyInUse,
     IdempotencyKeyReused,
@@ -64,6 +65,7 @@ VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 REDIRECT_URI = "https://symbols.example/auth/callback"
 CHALLENGE = {"provider": "turnstile", "site_key": "0x4AAAAAAAB8Cdsr9T3QIY5h"}
 WEAK = e.WeakPassword("This password is too common. Choose one that is harder to guess.")
+BREACHED = raised(PasswordBreached(), "password_breached (SVC_BREACHED_PASSWORDS_URL lists it)")
 CAPTCHA = (raised(captcha_errors.CaptchaRequired(CHALLENGE)),
            raised(captcha_errors.CaptchaInvalid(CHALLENGE)))
 ADDRESS = e.InvalidBody("Enter an email address, such as ada@example.com.",
@@ -145,7 +147,7 @@ REQUESTS: dict[type[BaseModel], tuple[tuple[str, dict[str, Any]], ...]] = {
 # The errors of each operation, by operationId, besides those every operation of its kind has
 # (`_common`, below).
 PROBLEMS: dict[str, tuple[Example, ...]] = {
-    "signup": (raised(e.EmailTaken()), raised(WEAK, "invalid_body (a weak password)"),
+    "signup": (raised(e.EmailTaken()), raised(WEAK, "invalid_body (a weak password)"), BREACHED,
                *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
     "login": (raised(e.InvalidCredentials()), raised(e.EmailNotConfirmed()),
               raised(e.MfaRequired("https://auth.example.com/login"),
@@ -175,7 +177,8 @@ PROBLEMS: dict[str, tuple[Example, ...]] = {
     "forgotPassword": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
     "resendConfirmation": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
     "resetPassword": (raised(e.InvalidResetToken()), raised(WEAK, "invalid_body (a weak "
-                                                                 "password)")),
+                                                                 "password)"),
+                      raised(PasswordBreached("#/new_password"), "password_breached")),
     "unlinkProvider": (raised(e.NotFound("google is not linked to this account.")),
                        raised(e.LastSignInMethod())),
     "changeEmail": (*PROOF, raised(e.InvalidBody("That is already the account's address."))),

@@ -9,7 +9,7 @@ from flask_babel import gettext as _
 from flask_login import login_required
 from werkzeug.wrappers import Response
 
-from app.domain.accounts import accounts, identities, providers, recovery
+from app.domain.accounts import accounts, identities, plans, providers, recovery
 from app.domain.clients import sites
 from app.domain.errors import (
     AuthError,
@@ -65,6 +65,7 @@ def _render(password_form: ChangePasswordForm | None = None,
         recent_sign_in=step_up.recently_signed_in(signed_in.auth_session),
         passkeys=passkeys.of(user), passkey_form=offered,
         email_form=EmailChangeForm(formdata=None), leave_form=LeaveForm(formdata=None),
+        plan_name=plans.display_name, site=sites.family_site(request.args.get("site")),
     ), status, with_own_script({}) if offered else {}
 
 

@@ -15,6 +15,7 @@ from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain.audit import ClientInfo
+from app.domain.clients import sites
 from app.domain.errors import AuthError
 from app.domain.lifecycle import address_change, export, leaving, proof
 from app.domain.text import N_
@@ -61,6 +62,9 @@ def change_email() -> Response:
 @login_required
 @ratelimits.change_password
 def leave() -> Response | str:
+    # The family site the account page was opened from (`/account?site=<name>`), carried by
+    # the form: the closed account's page leads back there.
+    site = sites.family_site(request.args.get("site"))
     form = LeaveForm()
     try:
         if not form.validate_on_submit() or (form.confirm_word.data or "").strip().lower() \
@@ -70,9 +74,9 @@ def leave() -> Response | str:
         leaving.schedule_deletion(user, client_info())
     except AuthError as error:
         flash(_words(error))
-        return redirect(url_for(".account"))
+        return redirect(url_for(".account", site=site.name if site else None))
     browser.sign_out()
-    return render_template("pages/left.html", email=user.email,
+    return render_template("pages/left.html", email=user.email, site=site,
                            erase_after=datetime.fromisoformat(leaving.erase_after(user) or ""))
 
 

@@ -35,8 +35,10 @@ def check(purpose: str, untrusted_token: str) -> None:
 def check_signup(untrusted_email: str, password: str, untrusted_token: str) -> None:
     """Sign-up: the address and the password's policy first (InvalidBody), so that a person who
     mistyped is not asked to solve the captcha twice; then the captcha, before anything tells
-    whether the address is taken."""
-    accounts.check_password_policy(password, addresses.canonical(untrusted_email))
+    whether the address is taken. The breach lookup waits for the sign-up itself, after the
+    captcha: no one asks the range API through us without solving one, and it is asked once."""
+    accounts.check_password_policy(password, addresses.canonical(untrusted_email),
+                                   breach_lookup=False)
     check(SIGNUP, untrusted_token)
 
 

@@ -28,38 +28,50 @@ FOCUSED_ID = "() => document.activeElement && document.activeElement.id"
 FOCUSED_IS_TOGGLE = "() => document.activeElement.classList.contains('show-password')"
 
 
-def test_show_password_shows_and_hides_keeping_focus_and_state(page: Page, site: Site,
-                                                                 axe_source: str):
+def test_show_password_shows_and_hides_keeping_focus_and_saying_which(page: Page, site: Site,
+                                                                     axe_source: str):
     page.goto(site.url("/signup?callback=symbols"))
     field = page.get_by_label("Password", exact=True)
-    toggle = page.get_by_role("button", name="Show password")
+    toggle = page.locator("button.show-password")
     expect(toggle).to_be_visible()
-    expect(toggle).to_have_attribute("aria-pressed", "false")
+    expect(toggle).to_have_accessible_name("Show password")
+    expect(toggle).not_to_have_attribute("aria-pressed", re.compile(".*"))
     expect(toggle).to_have_attribute("aria-controls", "password")
     field.fill("a long secret passphrase")
     expect(field).to_have_attribute("type", "password")
 
-    toggle.click()  # the mouse: shown, and the button keeps the focus
+    toggle.click()  # the mouse: shown, the button says "Hide" and keeps the focus
     expect(field).to_have_attribute("type", "text")
-    expect(toggle).to_have_attribute("aria-pressed", "true")
-    expect(toggle).to_have_accessible_name("Show password")  # a toggle keeps its name
+    expect(toggle).to_have_text("Hide password")
+    expect(toggle).to_have_accessible_name("Hide password")
     assert page.evaluate(FOCUSED_IS_TOGGLE)
     expect(field).to_have_value("a long secret passphrase")
     check_axe(page, axe_source, "signup, password shown")
 
     page.keyboard.press("Space")  # the keyboard: hidden again, the focus stays
     expect(field).to_have_attribute("type", "password")
-    expect(toggle).to_have_attribute("aria-pressed", "false")
+    expect(toggle).to_have_accessible_name("Show password")
     assert page.evaluate(FOCUSED_IS_TOGGLE)
     page.keyboard.press("Enter")
     expect(field).to_have_attribute("type", "text")
-    expect(toggle).to_have_attribute("aria-pressed", "true")
+    expect(toggle).to_have_accessible_name("Hide password")
     # From the field, Tab reaches the button next; Shift+Tab goes back to the field.
     page.keyboard.press("Shift+Tab")
     assert page.evaluate(FOCUSED_ID) == "password"
     page.keyboard.press("Tab")
     assert page.evaluate(FOCUSED_IS_TOGGLE)
     check_axe(page, axe_source, "signup, password hidden")
+
+
+def test_the_toggle_says_hide_in_the_pages_language(page: Page, site: Site):
+    page.context.add_cookies([{"name": "svc_lang", "value": "de", "url": site.url("/")}])
+    page.goto(site.url("/login"))
+    toggle = page.locator("button.show-password")
+    expect(toggle).to_have_text("Passwort anzeigen")
+    toggle.click()
+    expect(toggle).to_have_text("Passwort verbergen")
+    toggle.click()
+    expect(toggle).to_have_text("Passwort anzeigen")
 
 
 def test_a_shown_password_is_sent_as_a_password_field(page: Page, site: Site):
@@ -79,8 +91,7 @@ def test_a_shown_password_is_sent_as_a_password_field(page: Page, site: Site):
     page.get_by_role("button", name="Show password").click()
     page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.get_by_label("Password", exact=True)).to_have_attribute("type", "password")
-    expect(page.get_by_role("button", name="Show password")).to_have_attribute(
-        "aria-pressed", "false")
+    expect(page.locator("button.show-password")).to_have_text("Show password")
     assert len(sent) == 1 and "password=not+sent+in+the+clear" in sent[0]
 
 

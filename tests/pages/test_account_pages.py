@@ -161,7 +161,7 @@ def test_the_account_page_needs_a_signed_in_browser(client):
 def test_the_account_page_shows_the_person_and_their_devices(app, signed_in, user):
     second_device(app, user)
     page = signed_in.get("/account").text
-    assert user.email in page and "not confirmed" in page and "free" in page
+    assert user.email in page and "not confirmed" in page and "<dd>Free</dd>" in page
     assert len(re.findall(r'action="/account/sessions/[0-9a-f-]{36}/end"', page)) == 2
     assert "this browser" in page
 

@@ -46,7 +46,7 @@ def test_each_password_field_gets_a_hidden_show_button_and_the_script_once(clien
     signup = client.get("/signup")
     assert show_buttons(signup) == [
         '<button type="button" class="show-password" aria-controls="password" '
-        'aria-pressed="false" hidden>Show password</button>']
+        'data-hide="Hide password" hidden>Show password</button>']
     assert scripts(signup) == [SHOW_PASSWORD]
     assert signup.headers["Content-Security-Policy"] == \
         f"{CONTENT_SECURITY_POLICY}; script-src 'self'"
@@ -59,6 +59,18 @@ def test_each_password_field_gets_a_hidden_show_button_and_the_script_once(clien
                         for button in show_buttons(account))
     assert controlled == fields
     assert scripts(account).count(SHOW_PASSWORD) == 1
+
+
+@pytest.mark.parametrize(("language", "show", "hide"), [
+    ("en", "Show password", "Hide password"), ("de", "Passwort anzeigen", "Passwort verbergen"),
+    ("fr", "Afficher le mot de passe", "Masquer le mot de passe"),
+    ("es", "Mostrar contraseña", "Ocultar contraseña")])
+def test_the_show_button_carries_both_its_words_in_the_pages_language(client, language, show,
+                                                                      hide):
+    page = client.get("/login", headers={"Accept-Language": language})
+    assert show_buttons(page) == [
+        f'<button type="button" class="show-password" aria-controls="password" '
+        f'data-hide="{hide}" hidden>{show}</button>']
 
 
 def test_a_page_without_a_password_field_runs_no_script(client):

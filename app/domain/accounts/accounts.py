@@ -12,7 +12,7 @@ from sqlalchemy import delete, select, update
 from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
-from app.domain.accounts import mailed_links, plans
+from app.domain.accounts import breached, mailed_links, plans
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
@@ -57,11 +57,16 @@ def prove_address(user: User, *, by_password_holder: bool = False) -> None:
         user.password_proved_at = user.email_verified_at
 
 
-def check_password_policy(password: str, email: str, pointer: str = "#/password") -> None:
+def check_password_policy(password: str, email: str, pointer: str = "#/password", *,
+                          breach_lookup: bool = True) -> None:
+    """The password policy (passwords.py), then, unless `breach_lookup` is False, the breach
+    corpus (breached.py: a call to another service, so after every local rule)."""
     config = current_app.config
     check_policy(password, email=email, brand=config["BRAND"], pointer=pointer,
                  min_length=int(config["PASSWORD_MIN_LENGTH"]),
                  max_length=int(config["PASSWORD_MAX_LENGTH"]))
+    if breach_lookup:
+        breached.check(password, pointer)
 
 
 def create_user(untrusted_email: str, password: str | None, full_name: str = "",

@@ -12,6 +12,7 @@ from typing import Any
 from flask import current_app
 
 from app.domain.errors import InvalidBody
+from app.domain.text import N_, Words, is_printable
 
 # The anchors are for the OpenAPI document's pattern; here it is always fullmatch (Python's `$`
 # matches before a final line break, so match would take "pro\n").
@@ -36,6 +37,43 @@ def check(plan: str, pointer: str = "#/plan") -> str:
         reason = f"There is no plan {plan}: the plans are {', '.join(offered)}."
         raise UnknownPlan(reason, [{"pointer": pointer, "detail": reason}])
     return plan
+
+
+# The default catalogue's plans as people read them (the pages translate them); SVC_PLAN_NAMES
+# names any plan, in each language it wants.
+NAMES: dict[str, Words] = {"free": N_("Free"), "pro": N_("Pro"), "team": N_("Team")}
+LONGEST_NAME = 64
+
+
+def display_name(plan: str, language: str) -> str:
+    """What a person reads for `plan` on a page in `language`: SVC_PLAN_NAMES's name (in that
+    language, else English, else its first), our own name for free, pro and team (Words, which
+    the pages translate), else the plan word itself."""
+    named = _names(current_app.config["PLAN_NAMES"]).get(plan)
+    if named:
+        return named.get(language) or named.get("en") or next(iter(named.values()))
+    return NAMES.get(plan, plan)
+
+
+def _names(setting: object) -> dict[str, dict[str, str]]:
+    """SVC_PLAN_NAMES ({"pro": "Pro", "gold": {"en": "Gold", "de": "Gold"}}) as plan ->
+    language -> name ("" for a name in every language); ValueError saying what is wrong."""
+    if setting is None or setting == "":
+        return {}
+    if not isinstance(setting, dict):
+        raise ValueError("it is a JSON object of plans")
+    names: dict[str, dict[str, str]] = {}
+    for plan, said in setting.items():
+        if not PLAN.fullmatch(str(plan)):
+            raise ValueError(f"{plan!r} is not a plan ({WHAT_A_PLAN_IS})")
+        by_language = {"": said} if isinstance(said, str) else said
+        if not isinstance(by_language, dict) or not by_language or not all(
+                isinstance(n, str) and n.strip() and len(n) <= LONGEST_NAME and is_printable(n)
+                for n in by_language.values()):
+            raise ValueError(f"the name of {plan} is a text of at most {LONGEST_NAME} "
+                             f"characters, or an object of such texts by language")
+        names[plan] = {str(language): name.strip() for language, name in by_language.items()}
+    return names
 
 
 def default() -> str:
@@ -81,6 +119,12 @@ def check_settings(config: Mapping[str, Any]) -> None:
     except ValueError as error:
         raise RuntimeError(f"SVC_PLANS must be plans separated by commas, such as "
                            f"\"free,pro,team\": {error}.") from None
+    try:
+        _names(config["PLAN_NAMES"])
+    except ValueError as error:
+        raise RuntimeError(f"SVC_PLAN_NAMES must be a JSON object such as "
+                           f"{{\"pro\": {{\"en\": \"Pro\", \"de\": \"Profi\"}}}}: {error}."
+                           ) from None
     fallback = _as_read(config["DEFAULT_PLAN"])
     if not isinstance(fallback, str) or not PLAN.fullmatch(fallback):
         raise RuntimeError(f"SVC_DEFAULT_PLAN must be a plan: {WHAT_A_PLAN_IS}.")

@@ -65,12 +65,13 @@ def check_password_policy(password: str, email: str, pointer: str = "#/password"
 
 
 def create_user(untrusted_email: str, password: str | None, full_name: str = "",
-                plan: str | None = None) -> User:
+                plan: str | None = None, *, language: str | None = None) -> User:
     """A new user, in the current unit of work or its own, on `plan` (checked: plans.py) or
-    the default plan; EmailTaken when the address has an account."""
+    the default plan; EmailTaken when the address has an account. `language`: the one the
+    person signed up in (the web layer's choice), which its mails use from the first on."""
     plan = plans.default() if plan is None else plans.check(plan)
     email, password_hash = _prepare(untrusted_email, password)
-    return _insert_user(email, password_hash, full_name, plan)
+    return _insert_user(email, password_hash, full_name, plan, language)
 
 
 def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | None]:
@@ -89,13 +90,14 @@ def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | Non
 
 
 @writes
-def _insert_user(email: str, password_hash: str | None, full_name: str, plan: str) -> User:
+def _insert_user(email: str, password_hash: str | None, full_name: str, plan: str,
+                 language: str | None = None) -> User:
     if address_taken(email):
         raise EmailTaken()
     at = now()
     user = User(email=email, email_key=email, full_name=full_name.strip(), plan=plan,
                 created_at=at, password_changed_at=at if password_hash else None,
-                password_hash=password_hash)
+                password_hash=password_hash, language=language)
     if not add_unless_taken(user):  # the same address, signed up by a concurrent request
         raise EmailTaken()
     events.emit(EventType.USER_CREATED, user.id, {"email": email, "full_name": user.full_name,
@@ -104,18 +106,18 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
 
 
 def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo,
-             sign_in: Finishing[T]) -> tuple[User, T | None]:
-    """Register an account: the account, the promise of its confirmation mail (the mail job
-    makes the link when it runs: accounts/recovery.py) and, unless the address must be
-    confirmed first, its sign-in finished, in one unit of work."""
+             sign_in: Finishing[T], *, language: str | None = None) -> tuple[User, T | None]:
+    """Register an account: the account (in `language`, as create_user), the promise of its
+    confirmation mail (the mail job makes the link when it runs: accounts/recovery.py) and,
+    unless the address must be confirmed first, its sign-in finished, in one unit of work."""
     email, password_hash = _prepare(untrusted_email, password)
-    return _register(email, password_hash, full_name, client, sign_in)
+    return _register(email, password_hash, full_name, client, sign_in, language)
 
 
 @writes
 def _register(email: str, password_hash: str | None, full_name: str, client: ClientInfo,
-              sign_in: Finishing[T]) -> tuple[User, T | None]:
-    user = _insert_user(email, password_hash, full_name, plans.default())
+              sign_in: Finishing[T], language: str | None) -> tuple[User, T | None]:
+    user = _insert_user(email, password_hash, full_name, plans.default(), language)
     audit.record("signed_up", client, user_id=user.id)
     schedule(MailJob.CONFIRM_EMAIL, {"user_id": user.id, "client": asdict(client)})
     if not sessions.may_open_session(user):

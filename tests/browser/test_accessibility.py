@@ -305,7 +305,8 @@ def test_page_is_accessible_secure_and_fits(name: str, new_context: ContextFacto
     # policy lets them run.
     scripts = [url for url in loaded if url.endswith(".js")]
     assert set(scripts) <= {origin + "/static/show-password.js",
-                            origin + "/static/copy-codes.js"}, scripts
+                            origin + "/static/copy-codes.js",
+                            origin + "/static/local-times.js"}, scripts
     assert ("script-src" in response.headers["content-security-policy"]) == bool(scripts)
     check_at_both_widths(page, axe_source, name)
 

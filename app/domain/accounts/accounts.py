@@ -11,18 +11,19 @@ from sqlalchemy import delete, select, update
 
 from app.db.rows import add_unless_taken
 from app.db.transactions import writes
-from app.domain import addresses, audit, events
-from app.domain.accounts import mailed_links, plans
+from app.domain import addresses, audit, events, text
+from app.domain.accounts import mailed_links, plans, providers
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailTaken, InvalidCredentials, StepUpRequired
+from app.domain.errors import EmailTaken, InvalidBody, InvalidCredentials, StepUpRequired
 from app.domain.events import EventType
 from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.sessions import sessions
 from app.domain.sessions.destinations import Finishing
+from app.domain.text import N_
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, MailJob, OneTimeToken, User
@@ -212,3 +213,41 @@ def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
 def set_language(user_id: str, language: str | None) -> None:
     """The language the account's pages and mails use when nothing else asks for one."""
     db.session.execute(update(User).where(User.id == user_id).values(language=language))
+
+
+def check_name(untrusted_name: str) -> str:
+    """A name as the account keeps it (trimmed), or InvalidBody pointing at `full_name`: the
+    same rule as the API's and the forms' (at most MAX_NAME_LENGTH characters, none unsafe)."""
+    name = untrusted_name.strip()
+    if len(name) > providers.MAX_NAME_LENGTH or not text.is_printable(name):
+        raise InvalidBody(errors=[{"pointer": "#/full_name", "detail": N_(
+            "A name has at most %(count)s characters, none of them control or formatting "
+            "characters.", count=providers.MAX_NAME_LENGTH)}])
+    return name
+
+
+def rename(user: User, untrusted_name: str, by: ClientInfo) -> dict[str, str]:
+    """Change the account's name in the open unit of work, audited with who did it: the
+    changes to announce (announce_changes), none when the name was already this one."""
+    name = check_name(untrusted_name)
+    if name == user.full_name:
+        return {}
+    was, user.full_name = user.full_name, name
+    audit.record("profile_changed", by, user_id=user.id,
+                 changes=audit.changed(full_name=(was, name)))
+    return {"full_name": name}
+
+
+def announce_changes(user_id: str, changes: dict[str, str]) -> None:
+    """Once the unit of work commits: every instance reads the account again (its next bearer
+    call answers the new values), and the sites receive `user.updated` with what changed."""
+    if changes:
+        sessions.note_account_changed(user_id)
+        events.emit(EventType.USER_UPDATED, user_id, {"changed": sorted(changes), **changes})
+
+
+@writes
+def change_own_name(user: User, untrusted_name: str, client: ClientInfo) -> None:
+    """The person changes their own name (the account page): an account event like an
+    operator's change."""
+    announce_changes(user.id, rename(user, untrusted_name, client))

@@ -6,7 +6,7 @@ tests/browser/test_local_times.py.)"""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 
 from app.extensions import db
 from app.models import AuthSession
@@ -25,23 +25,30 @@ def _signed_in_at(app, client, user, at: datetime):
         db.session.commit()
 
 
-def test_a_devices_time_is_utc_and_says_so_without_script(app, client, user):
-    _signed_in_at(app, client, user, datetime(2026, 11, 27, 8, 15, 30, tzinfo=UTC))
+def _an_hour_before(clock) -> datetime:
+    return (clock.now - timedelta(hours=1)).replace(second=30)
+
+
+def test_a_devices_time_is_utc_and_says_so_without_script(app, client, user, clock):
+    at = _an_hour_before(clock)
+    _signed_in_at(app, client, user, at)
     page = client.get("/account", headers={"Accept-Language": "en"})
-    assert ("2026-11-27T08:15:30Z", "datetime", "Nov 27, 2026, 8:15:30\u202fAM UTC") in \
-        TIME.findall(page.text)
+    said = (f"{at:%b} {at.day}, {at.year}, {at.hour % 12 or 12}:{at:%M:%S}\u202f"
+            f"{'AM' if at.hour < 12 else 'PM'} UTC")
+    assert (f"{at:%Y-%m-%dT%H:%M:%S}Z", "datetime", said) in TIME.findall(page.text)
     assert "last used <time" in page.text
 
 
-def test_in_german_too_and_the_day_follows_the_language(app, client, user):
-    _signed_in_at(app, client, user, datetime(2026, 11, 27, 23, 5, 0, tzinfo=UTC))
+def test_in_german_too_and_the_day_follows_the_language(app, client, user, clock):
+    at = _an_hour_before(clock)
+    _signed_in_at(app, client, user, at)
     page = client.get("/account", headers={"Accept-Language": "de"})
-    assert ("2026-11-27T23:05:00Z", "datetime", "27.11.2026, 23:05:00 UTC") in \
+    assert (f"{at:%Y-%m-%dT%H:%M:%S}Z", "datetime", f"{at:%d.%m.%Y, %H:%M:%S} UTC") in \
         TIME.findall(page.text)
 
 
-def test_the_script_is_our_own_file_once_and_the_policy_lets_only_it_run(app, client, user):
-    _signed_in_at(app, client, user, datetime(2026, 11, 27, 8, 15, tzinfo=UTC))
+def test_the_script_is_our_own_file_once_and_the_policy_lets_only_it_run(client, user):
+    submit(client, "/login", {"email": user.email, "password": user.password})
     page = client.get("/account")
     assert page.text.count(LOCAL_TIMES) == 1
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page.text)  # never inline

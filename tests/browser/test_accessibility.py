@@ -348,7 +348,8 @@ AUTOCOMPLETE = {  # signed in: /login shows its form with prompt=login
                             "password": "current-password"},
     "/signup": {"full_name": "name", "email": "email", "password": "new-password"},
     "/forgot-password": {"email": "email"},
-    "/account": {"username": "username", "current_password": "current-password",
+    "/account": {"full_name": "name",  # the person's own name (issue 37)
+                 "username": "username", "current_password": "current-password",
                  "new_password": "new-password",
                  # issue 24's sections: a new address always asks the password (the undo
                  # link must stay the owner's way back), leaving asks none after a recent sign-in

@@ -82,3 +82,11 @@ def test_a_field_too_many_is_no_error(app, signed_in, user):
         found = db.session.get(User, user.id)
         assert (found.full_name, found.plan, found.email) == ("Ada L.", "free", user.email)
 
+
+
+def test_the_page_says_it_in_the_persons_language(app, signed_in, user):
+    signed_in.set_cookie("svc_lang", "de")
+    changed = submit(signed_in, "/account/name", {"full_name": "Ada K."}, token_from="/account")
+    assert changed.status_code == 302
+    page = signed_in.get("/account").text
+    assert "Name geändert." in page and "Namen ändern" in page

@@ -29,7 +29,7 @@ from app.domain.sessions import handoff, sessions
 from app.domain.sessions.destinations import ToApi
 from app.domain.sessions.sessions import IssuedTokens
 from app.domain.sign_in import SignIn
-from app.web import captcha, ratelimits
+from app.web import captcha, locale, ratelimits
 from app.web.bearer import current_bearer
 from app.web.client import client_info
 from app.web.errors import problem_blueprint
@@ -43,8 +43,11 @@ def signup() -> Response:
     body = parse_body(SignupBody)
     captcha.check_signup(body.email, body.password, body.captcha_token)
     client = client_info()
+    # The language the request's Accept-Language names, if one of ours (docs/accounts/
+    # languages.md): a browser's, when the site signs the person up from there.
     user, issued = accounts.register(body.email, body.password, body.full_name, client,
-                                     SignIn(ToApi(), client, second_step=None))
+                                     SignIn(ToApi(), client, second_step=None),
+                                     language=locale.from_browser())
     if issued is None:  # SVC_REQUIRE_EMAIL_CONFIRMATION: no session before the link is used
         return no_store(confirmation_pending_json(user), 201)
     assert isinstance(issued, IssuedTokens)  # what ToApi opens, with no second step asked

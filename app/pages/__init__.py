@@ -11,6 +11,7 @@ from app.pages import (  # noqa: F401  (their routes register on bp)
     passkeys,
     second_factor,
     sign_out,
+    times,
 )
 from app.pages.blueprint import bp, error_page
 

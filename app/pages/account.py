@@ -27,6 +27,7 @@ from app.pages.forms import (
     ChangePasswordForm,
     EmailChangeForm,
     LeaveForm,
+    NameForm,
     PasskeyAddForm,
     StepUpForm,
     add_error,
@@ -45,8 +46,8 @@ def _signed_in() -> browser.BrowserUser:
     return signed_in
 
 
-def _render(password_form: ChangePasswordForm | None = None,
-            status: int = 200) -> tuple[str, int, dict[str, str]]:
+def _render(password_form: ChangePasswordForm | None = None, status: int = 200,
+            name_form: NameForm | None = None) -> tuple[str, int, dict[str, str]]:
     signed_in = _signed_in()
     user = signed_in.user
     linked = identities.providers_of(user.id)
@@ -60,6 +61,7 @@ def _render(password_form: ChangePasswordForm | None = None,
         site_names={site.name: site.display_name for site in sites.all_sites().values()},
         linkable=[p for p in providers.enabled_providers() if p not in linked],
         password_form=password_form or ChangePasswordForm(), action=ActionForm(),
+        name_form=name_form or NameForm(formdata=None, full_name=user.full_name),
         notice=refusal_notice(request.args.get("error")),
         second_factor=second_factors.summary(user), step_up=StepUpForm(),
         recent_sign_in=step_up.recently_signed_in(signed_in.auth_session),
@@ -73,6 +75,22 @@ def _render(password_form: ChangePasswordForm | None = None,
 @login_required
 def account() -> tuple[str, int, dict[str, str]]:
     return _render()
+
+
+@bp.post("/account/name")
+@login_required
+@ratelimits.change_name
+def change_name() -> Response | tuple[str, int, dict[str, str]]:
+    form = NameForm()
+    if not form.validate_on_submit():
+        return _render(status=422, name_form=form)
+    try:
+        accounts.change_own_name(_signed_in().user, form.full_name.data or "", client_info())
+    except InvalidBody as error:
+        field_errors(form, error)
+        return _render(status=422, name_form=form)
+    flash(_("Name changed."))
+    return redirect(url_for(".account"))
 
 
 @bp.post("/account/password")

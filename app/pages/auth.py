@@ -38,7 +38,7 @@ from app.pages.forms import (
     passkey_form,
     required_text,
 )
-from app.web import browser, captcha, provider_flow, ratelimits, targets
+from app.web import browser, captcha, locale, provider_flow, ratelimits, targets
 from app.web.client import client_info
 from app.web.headers import with_own_script
 from app.web.targets import Target
@@ -177,7 +177,7 @@ def signup_submit() -> Page:
     try:
         user, outcome = accounts.register(required_text(form.email), required_text(form.password),
                                           form.full_name.data or "", client_info(),
-                                          browser.here(target))
+                                          browser.here(target), language=locale.select())
     except EmailTaken as error:
         add_error(form.email, f"{error.detail} Sign in instead, or reset your password.")
         return _captcha_page("pages/signup.html", target, 409, widget, form=form)

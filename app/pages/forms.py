@@ -10,6 +10,7 @@ from wtforms import BooleanField, EmailField, Field, HiddenField, PasswordField,
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
 from app.domain import addresses, text
+from app.domain.accounts import providers
 from app.domain.errors import InvalidBody
 from app.domain.factors import passkeys
 from app.domain.text import N_
@@ -44,15 +45,24 @@ class LoginForm(PageForm):
                                        "browser, 12 hours at most."))
 
 
+# A person's name: the rule of the API's schemas and of accounts.check_name.
+NAME = [Length(max=providers.MAX_NAME_LENGTH), PRINTABLE]
+
+
 class SignupForm(PageForm):
-    full_name = StringField(_l("Name"), validators=[Length(max=200), PRINTABLE],
-                            render_kw={"autocomplete": "name"})
+    full_name = StringField(_l("Name"), validators=NAME, render_kw={"autocomplete": "name"})
     email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
     password = PasswordField(_l("Password"), validators=PASSWORD,
                              render_kw={"autocomplete": "new-password", "minlength": 8},
                              description=_l("At least 8 characters. A few unusual words "
                                             "work well."))
+
+
+class NameForm(PageForm):
+    """The account page's name: empty is allowed (no name), as at sign-up."""
+
+    full_name = StringField(_l("Name"), validators=NAME, render_kw={"autocomplete": "name"})
 
 
 class LinkPasswordForm(PageForm):

@@ -1,8 +1,10 @@
 """Our own small scripts on the hosted pages (the show-password buttons, the recovery codes' copy
-button): a template asks for one with `own_script(name)` where it needs it, and gets its tag once
-a page. Such a page's policy then lets scripts from our origin run (script-src 'self'); they call
-nothing back, so no connect-src. A page that asks for none keeps the policy with no script.
-Every page works without them: what they drive is rendered hidden until they run."""
+button, the times said in the browser's zone: app/pages/times.py): a template asks for one with
+`own_script(name)` where it needs it, and gets its tag once a page. Such a page's policy then
+lets scripts from our origin run (script-src 'self'); they call nothing back, so no connect-src.
+A page that asks for none keeps the policy with no script.
+Every page works without them: what they drive is rendered hidden until they run (a time is
+said in UTC until then)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from markupsafe import Markup
 from app.pages.blueprint import bp
 from app.web.headers import CONTENT_SECURITY_POLICY, with_own_script
 
-SCRIPTS = ("show-password.js", "copy-codes.js")
+SCRIPTS = ("show-password.js", "copy-codes.js", "local-times.js")
 POLICY = "Content-Security-Policy"
 
 

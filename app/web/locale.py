@@ -14,7 +14,7 @@ from jinja2.runtime import Context
 from markupsafe import Markup
 from werkzeug.wrappers import Response
 
-from app.web import browser, pending_authorization
+from app.web import accept_language, browser, pending_authorization
 
 # Adding a language: its catalogue (app/translations/<code>/LC_MESSAGES/messages.po), then its
 # code and its name in itself here.
@@ -44,9 +44,14 @@ def select() -> str | None:
         return None
     if "svc_locale" not in g:
         g.svc_locale = (_asked_by_site() or supported(request.cookies.get(cookie_name()))
-                        or _saved() or request.accept_languages.best_match(CODES) or DEFAULT)
+                        or _saved() or from_browser() or DEFAULT)
     chosen: str = g.svc_locale
     return chosen
+
+
+def from_browser() -> str | None:
+    """The language of ours the request's Accept-Language asks for (RFC 4647 lookup), if any."""
+    return accept_language.lookup(request.headers.get("Accept-Language"), CODES)
 
 
 def _asked_by_site() -> str | None:

@@ -18,7 +18,7 @@ from app.domain.accounts import identities, providers
 from app.domain.accounts.providers import Profile
 from app.domain.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
 from app.domain.sign_in import SignIn
-from app.web import browser, provider_state
+from app.web import browser, locale, provider_state
 from app.web.client import client_info
 from app.web.provider_state import Mode, PendingLink, ProviderRound
 from app.web.targets import Target, send_back
@@ -55,7 +55,8 @@ def finish(pending: ProviderRound, profile: Profile) -> Response:
         return _link_to_signed_in(pending, profile)
     try:
         outcome = identities.authenticate(profile, client_info(),
-                                          sign_in_for(pending.mode, pending.target))
+                                          sign_in_for(pending.mode, pending.target),
+                                          language=locale.select())
     except AccountNeedsProof as needed:  # the hosted pages ask for the password first
         provider_state.save_link(pending, profile, needed.user_id)
         return redirect(url_for("pages.link_account_form"))

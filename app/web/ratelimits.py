@@ -218,6 +218,8 @@ reset = _limits(("reset-ip", "LIMIT_RESET", limit_key_ip, {}))
 # Signed-in actions on the hosted pages: per account, so no one else can use them up. (Wrong
 # current passwords are also counted per account in the database.)
 change_password = _limits(("password-change-user", "LIMIT_LOGIN", _signed_in_user, {}))
+# Each change is an event every site receives: as many as sign-in attempts, no more.
+change_name = _limits(("name-change-user", "LIMIT_LOGIN", _signed_in_user, {}))
 # Proving an existing account's password to link a provider (a password guess like any other:
 # its failures are also counted per email, in the database).
 link_proof = _limits(("link-proof-ip", "LIMIT_LOGIN", limit_key_ip, {}))

@@ -305,7 +305,8 @@ def test_page_is_accessible_secure_and_fits(name: str, new_context: ContextFacto
     # policy lets them run.
     scripts = [url for url in loaded if url.endswith(".js")]
     assert set(scripts) <= {origin + "/static/show-password.js",
-                            origin + "/static/copy-codes.js"}, scripts
+                            origin + "/static/copy-codes.js",
+                            origin + "/static/local-times.js"}, scripts
     assert ("script-src" in response.headers["content-security-policy"]) == bool(scripts)
     check_at_both_widths(page, axe_source, name)
 
@@ -347,7 +348,8 @@ AUTOCOMPLETE = {  # signed in: /login shows its form with prompt=login
                             "password": "current-password"},
     "/signup": {"full_name": "name", "email": "email", "password": "new-password"},
     "/forgot-password": {"email": "email"},
-    "/account": {"username": "username", "current_password": "current-password",
+    "/account": {"full_name": "name",  # the person's own name (issue 37)
+                 "username": "username", "current_password": "current-password",
                  "new_password": "new-password",
                  # issue 24's sections: a new address always asks the password (the undo
                  # link must stay the owner's way back), leaving asks none after a recent sign-in

@@ -3,7 +3,10 @@ local server speaking its authorize, token, /user and /user/emails endpoints."""
 
 
 import pytest
+from sqlalchemy import select
 
+from app.extensions import db
+from app.models import User
 from tests.providers import fixtures
 from tests.support.accounts import OWNED
 from tests.support.http import bearer
@@ -152,3 +155,12 @@ def test_a_wrong_issuer_in_the_id_token_is_refused(app, client, monkeypatch):
     google.load_server_metadata()
     monkeypatch.setitem(google.server_metadata, "issuer", "https://accounts.google.com")
     assert landing(sign_in(client, "google"))[1]["error"] == "provider_error"
+
+
+def test_a_provider_sign_up_keeps_the_browsers_language(app, client):
+    # As a hosted sign-up keeps its page's (tests/unit/pages/test_auth.py): its mails use it.
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "fr-BE, en;q=0.3"
+    sign_in(client, "github")
+    with app.app_context():
+        assert db.session.scalar(
+            select(User.language).where(User.email == "octo@example.com")) == "fr"

@@ -584,7 +584,8 @@ def test_a_service_reached_by_ip_address_offers_no_passkeys(client, user):
     sign_in_with_password(client, user)
     account = client.get("/account")
     assert "reached by its domain name" in account.text
-    assert re.findall(r"<script[^>]*>", account.text) == only_ours
+    assert re.findall(r"<script[^>]*>", account.text) == [  # and the times' (calls nothing)
+        *only_ours, '<script src="/static/local-times.js" defer>']
 
 
 # Hostile input, forged forms and limits ----------------------------------------------------------

@@ -11,18 +11,19 @@ from sqlalchemy import delete, select, update
 
 from app.db.rows import add_unless_taken
 from app.db.transactions import writes
-from app.domain import addresses, audit, events
-from app.domain.accounts import breached, mailed_links, plans
+from app.domain import addresses, audit, events, text
+from app.domain.accounts import breached, mailed_links, plans, providers
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailTaken, InvalidCredentials, StepUpRequired
+from app.domain.errors import EmailTaken, InvalidBody, InvalidCredentials, StepUpRequired
 from app.domain.events import EventType
 from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.sessions import sessions
 from app.domain.sessions.destinations import Finishing
+from app.domain.text import N_
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, MailJob, OneTimeToken, User
@@ -70,12 +71,13 @@ def check_password_policy(password: str, email: str, pointer: str = "#/password"
 
 
 def create_user(untrusted_email: str, password: str | None, full_name: str = "",
-                plan: str | None = None) -> User:
+                plan: str | None = None, *, language: str | None = None) -> User:
     """A new user, in the current unit of work or its own, on `plan` (checked: plans.py) or
-    the default plan; EmailTaken when the address has an account."""
+    the default plan; EmailTaken when the address has an account. `language`: the one the
+    person signed up in (the web layer's choice), which its mails use from the first on."""
     plan = plans.default() if plan is None else plans.check(plan)
     email, password_hash = _prepare(untrusted_email, password)
-    return _insert_user(email, password_hash, full_name, plan)
+    return _insert_user(email, password_hash, full_name, plan, language)
 
 
 def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | None]:
@@ -94,13 +96,14 @@ def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | Non
 
 
 @writes
-def _insert_user(email: str, password_hash: str | None, full_name: str, plan: str) -> User:
+def _insert_user(email: str, password_hash: str | None, full_name: str, plan: str,
+                 language: str | None = None) -> User:
     if address_taken(email):
         raise EmailTaken()
     at = now()
     user = User(email=email, email_key=email, full_name=full_name.strip(), plan=plan,
                 created_at=at, password_changed_at=at if password_hash else None,
-                password_hash=password_hash)
+                password_hash=password_hash, language=language)
     if not add_unless_taken(user):  # the same address, signed up by a concurrent request
         raise EmailTaken()
     events.emit(EventType.USER_CREATED, user.id, {"email": email, "full_name": user.full_name,
@@ -109,18 +112,18 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
 
 
 def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo,
-             sign_in: Finishing[T]) -> tuple[User, T | None]:
-    """Register an account: the account, the promise of its confirmation mail (the mail job
-    makes the link when it runs: accounts/recovery.py) and, unless the address must be
-    confirmed first, its sign-in finished, in one unit of work."""
+             sign_in: Finishing[T], *, language: str | None = None) -> tuple[User, T | None]:
+    """Register an account: the account (in `language`, as create_user), the promise of its
+    confirmation mail (the mail job makes the link when it runs: accounts/recovery.py) and,
+    unless the address must be confirmed first, its sign-in finished, in one unit of work."""
     email, password_hash = _prepare(untrusted_email, password)
-    return _register(email, password_hash, full_name, client, sign_in)
+    return _register(email, password_hash, full_name, client, sign_in, language)
 
 
 @writes
 def _register(email: str, password_hash: str | None, full_name: str, client: ClientInfo,
-              sign_in: Finishing[T]) -> tuple[User, T | None]:
-    user = _insert_user(email, password_hash, full_name, plans.default())
+              sign_in: Finishing[T], language: str | None) -> tuple[User, T | None]:
+    user = _insert_user(email, password_hash, full_name, plans.default(), language)
     audit.record("signed_up", client, user_id=user.id)
     schedule(MailJob.CONFIRM_EMAIL, {"user_id": user.id, "client": asdict(client)})
     if not sessions.may_open_session(user):
@@ -215,3 +218,41 @@ def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
 def set_language(user_id: str, language: str | None) -> None:
     """The language the account's pages and mails use when nothing else asks for one."""
     db.session.execute(update(User).where(User.id == user_id).values(language=language))
+
+
+def check_name(untrusted_name: str) -> str:
+    """A name as the account keeps it (trimmed), or InvalidBody pointing at `full_name`: the
+    same rule as the API's and the forms' (at most MAX_NAME_LENGTH characters, none unsafe)."""
+    name = untrusted_name.strip()
+    if len(name) > providers.MAX_NAME_LENGTH or not text.is_printable(name):
+        raise InvalidBody(errors=[{"pointer": "#/full_name", "detail": N_(
+            "A name has at most %(count)s characters, none of them control or formatting "
+            "characters.", count=providers.MAX_NAME_LENGTH)}])
+    return name
+
+
+def rename(user: User, untrusted_name: str, by: ClientInfo) -> dict[str, str]:
+    """Change the account's name in the open unit of work, audited with who did it: the
+    changes to announce (announce_changes), none when the name was already this one."""
+    name = check_name(untrusted_name)
+    if name == user.full_name:
+        return {}
+    was, user.full_name = user.full_name, name
+    audit.record("profile_changed", by, user_id=user.id,
+                 changes=audit.changed(full_name=(was, name)))
+    return {"full_name": name}
+
+
+def announce_changes(user_id: str, changes: dict[str, str]) -> None:
+    """Once the unit of work commits: every instance reads the account again (its next bearer
+    call answers the new values), and the sites receive `user.updated` with what changed."""
+    if changes:
+        sessions.note_account_changed(user_id)
+        events.emit(EventType.USER_UPDATED, user_id, {"changed": sorted(changes), **changes})
+
+
+@writes
+def change_own_name(user: User, untrusted_name: str, client: ClientInfo) -> None:
+    """The person changes their own name (the account page): an account event like an
+    operator's change."""
+    announce_changes(user.id, rename(user, untrusted_name, client))

@@ -43,14 +43,15 @@ T = TypeVar("T")
 
 
 @writes
-def authenticate(profile: Profile, client: ClientInfo, sign_in: Finishing[T]) -> T:
-    """Sign in with a provider's identity: the account it belongs to, registered or linked here
-    if allowed, and its sign-in finished, in one unit of work. AccountNeedsProof when the
-    matching account must first be proved or taken over."""
-    return sign_in.finish(_account_for(profile, client), profile.provider)
+def authenticate(profile: Profile, client: ClientInfo, sign_in: Finishing[T], *,
+                 language: str | None = None) -> T:
+    """Sign in with a provider's identity: the account it belongs to, registered (in
+    `language`) or linked here if allowed, and its sign-in finished, in one unit of work.
+    AccountNeedsProof when the matching account must first be proved or taken over."""
+    return sign_in.finish(_account_for(profile, client, language), profile.provider)
 
 
-def _account_for(profile: Profile, client: ClientInfo) -> User:
+def _account_for(profile: Profile, client: ClientInfo, language: str | None) -> User:
     identity = _find(profile)
     if identity is not None:
         user = db.session.get(User, identity.user_id)
@@ -63,7 +64,7 @@ def _account_for(profile: Profile, client: ClientInfo) -> User:
     user = accounts.find_by_email(profile.email)
     if user is None:
         try:
-            user = accounts.create_user(profile.email, None, profile.name)
+            user = accounts.create_user(profile.email, None, profile.name, language=language)
         except EmailTaken:  # held for an undo link (lifecycle/address_change.py), or a race
             raise AccountExists() from None
         accounts.prove_address(user)

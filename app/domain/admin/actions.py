@@ -38,14 +38,9 @@ def update(user: User, by: ClientInfo, *, full_name: str | None = None,
         changes["plan"] = user.plan
         audit.record("plan_changed", by, user_id=user.id,
                      changes=audit.changed(plan=(was, user.plan)))
-    if full_name is not None and full_name.strip() != user.full_name:
-        was, user.full_name = user.full_name, full_name.strip()
-        changes["full_name"] = user.full_name
-        audit.record("profile_changed", by, user_id=user.id,
-                     changes=audit.changed(full_name=(was, user.full_name)))
-    if changes:
-        sessions.note_account_changed(user.id)
-        events.emit(EventType.USER_UPDATED, user.id, {"changed": sorted(changes), **changes})
+    if full_name is not None:
+        changes |= accounts.rename(user, full_name, by)
+    accounts.announce_changes(user.id, changes)
     return user
 
 

@@ -12,9 +12,10 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config, observability
 from app.db import transactions
+from app.domain import services
 from app.domain.accounts.providers import register_providers
-from app.domain.tools import TOOLS_KEY, DomainTools
 from app.extensions import babel, csrf, db, limiter, login_manager, migrate
+from app.infra import settings
 from app.infra.outbox_worker import build_outbox
 from app.web import locale
 from app.web.after_response import MailAfterResponse
@@ -30,11 +31,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, template_folder=str(ROOT / "templates"),
                 static_folder=str(ROOT / "static"), instance_path=instance_path,
                 instance_relative_config=True)
-    config.load(app, test_config)
+    # Every setting parsed and checked here, once: SettingError names a wrong one.
+    app.extensions[settings.KEY] = typed = config.load(app, test_config)
     app.session_interface = CookieSessionInterface()
     observability.init_app(app)
 
-    proxies = int(app.config["TRUSTED_PROXIES"])
+    proxies = typed.trusted_proxies
     if proxies:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]  # Flask's way to add middleware
             app.wsgi_app, x_for=proxies, x_proto=proxies)
@@ -51,8 +53,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     babel.init_app(app, default_locale=locale.DEFAULT, locale_selector=locale.select)
     app.jinja_env.policies["ext.i18n.trimmed"] = True  # as babel.cfg extracts them
     app.context_processor(locale.template_context)
-    app.extensions[TOOLS_KEY] = DomainTools.from_config(app.config, app.instance_path)
-    register_providers(app)
+    app.extensions[services.KEY] = services.build(typed, app.instance_path)
+    register_providers(app, typed)
     from app.domain import deliveries, events
     from app.domain.mail.outbox_ops import OutboxCollector
     from app.domain.mail_jobs import HANDLERS

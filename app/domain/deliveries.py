@@ -28,6 +28,7 @@ from app.domain.oidc import backchannel
 from app.extensions import db
 from app.infra.lanes import Job, Lane, due_now
 from app.infra.outbox_worker import wake_after_answer
+from app.infra.settings import settings, settings_of
 from app.infra.site_http import Refused, post
 from app.models import AccountEvent, ConsentGrant, Delivery
 from app.models.types import new_id
@@ -40,13 +41,12 @@ _AUDIENCE = "svc-event-audience"
 
 
 def lane(app: Flask) -> Lane:
-    config = app.config
+    config = settings_of(app)
     app.extensions[_AUDIENCE] = any(
         "webhook_url" in entry or "backchannel_logout_uri" in entry
-        for entry in (config["CLIENT_SITES"] or {}).values())
-    return Lane("event", Delivery, perform, attempts=int(config["WEBHOOK_ATTEMPTS"]),
-                retry_delay=float(config["WEBHOOK_RETRY_DELAY"]),
-                max_delay=float(config["WEBHOOK_RETRY_MAX_DELAY"]),
+        for entry in config.client_sites.values())
+    return Lane("event", Delivery, perform, attempts=config.webhook_attempts,
+                retry_delay=config.webhook_retry_delay, max_delay=config.webhook_retry_max_delay,
                 expected_failures=(requests.RequestException, Refused, UnsafeEndpoint),
                 feed=fan_out, log=log)
 
@@ -134,7 +134,7 @@ def perform(job: Job) -> bool:
     site = sites.registered_site(delivery.site) if delivery else None
     if delivery is None or event is None or site is None:
         return False
-    timeout = float(current_app.config["WEBHOOK_TIMEOUT"])
+    timeout = settings().webhook_timeout
     if delivery.kind == Delivery.WEBHOOK:
         endpoint = webhooks.endpoint_of(site)
         if endpoint is None:

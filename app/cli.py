@@ -153,7 +153,7 @@ def outbox_purge(days: int | None, failed: bool) -> None:
     """Delete the mail jobs sent or skipped over --days ago (failed ones too with --failed)."""
     kept = settings().mail_retention_days if days is None else days
     deleted = outbox_ops.purge(timedelta(days=float(kept)), failed=failed)
-    click.echo(f"Deleted {deleted} mail jobs finished over {kept} days ago.")
+    click.echo(f"Deleted {deleted} mail jobs finished over {kept:g} days ago.")
 
 
 @events_cli.command("list")

@@ -179,7 +179,8 @@ def changed(current: Settings, changes: Mapping[str, Any]) -> Settings:
 
 def settings() -> Settings:
     """The current app's settings."""
-    return settings_of(current_app)
+    found: Settings = current_app.extensions[KEY]  # (not settings_of: read on every request)
+    return found
 
 
 def settings_of(app: Flask) -> Settings:

@@ -38,7 +38,7 @@ def cli(app, *args):
 
 @pytest.fixture
 def production(app):
-    change_settings(app, ENV="production")
+    change_settings(app, ENV="production", checked=False)
     return app
 
 

@@ -1,3 +1,9 @@
-from app import create_app
+import sys
 
-app = create_app()
+from app import create_app
+from app.infra.settings import SettingError
+
+try:
+    app = create_app()
+except SettingError as error:  # one line naming the setting, not a traceback
+    sys.exit(f"svc-auth cannot start: {error}")

@@ -12,9 +12,10 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config, observability
 from app.db import transactions
+from app.domain import services
 from app.domain.accounts.providers import register_providers
-from app.domain.tools import TOOLS_KEY, DomainTools
 from app.extensions import babel, csrf, db, limiter, login_manager, migrate
+from app.infra import settings
 from app.infra.mail_lane import mail_lane
 from app.infra.outbox_worker import OUTBOX_KEY, Outbox
 from app.web import locale
@@ -31,11 +32,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, template_folder=str(ROOT / "templates"),
                 static_folder=str(ROOT / "static"), instance_path=instance_path,
                 instance_relative_config=True)
-    config.load(app, test_config)
+    # Every setting parsed and checked here, once: SettingError names a wrong one.
+    app.extensions[settings.KEY] = typed = config.load(app, test_config)
     app.session_interface = CookieSessionInterface()
     observability.init_app(app)
 
-    proxies = int(app.config["TRUSTED_PROXIES"])
+    proxies = typed.trusted_proxies
     if proxies:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]  # Flask's way to add middleware
             app.wsgi_app, x_for=proxies, x_proto=proxies)
@@ -52,8 +54,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     babel.init_app(app, default_locale=locale.DEFAULT, locale_selector=locale.select)
     app.jinja_env.policies["ext.i18n.trimmed"] = True  # as babel.cfg extracts them
     app.context_processor(locale.template_context)
-    app.extensions[TOOLS_KEY] = DomainTools.from_config(app.config, app.instance_path)
-    register_providers(app)
+    app.extensions[services.KEY] = services.build(typed, app.instance_path)
+    register_providers(app, typed)
     from app.domain import deliveries
     from app.domain.mail.outbox_ops import OutboxCollector
     from app.domain.mail_jobs import HANDLERS
@@ -62,9 +64,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # and the events the client sites hear of. What a request gave a lane is worked on once
     # its answer has been sent.
     app.extensions[OUTBOX_KEY] = outbox = Outbox(
-        app, (mail_lane(app.config, HANDLERS), deliveries.lane(app.config)),
-        poll_seconds=float(app.config["OUTBOX_POLL_SECONDS"]),
-        lease_seconds=float(app.config["OUTBOX_LEASE_SECONDS"]))
+        app, (mail_lane(typed, HANDLERS), deliveries.lane(typed)),
+        poll_seconds=typed.outbox_poll_seconds, lease_seconds=typed.outbox_lease_seconds)
     app.extensions[observability.SCRAPED].register(OutboxCollector())
     app.wsgi_app = OutboxAfterResponse(  # type: ignore[method-assign]  # as ProxyFix above
         app.wsgi_app, outbox)

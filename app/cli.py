@@ -18,10 +18,11 @@ from app.domain.clients import service_clients
 from app.domain.factors import pending
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
+from app.domain.services import services
 from app.domain.sessions import sessions
-from app.domain.tools import tools
 from app.extensions import db
 from app.infra.keys import Keyring, SigningKey
+from app.infra.settings import settings
 from app.models import Delivery
 from app.version import VERSION
 
@@ -33,7 +34,7 @@ events_cli = AppGroup("events", help="See and retry the deliveries of events to 
 
 
 def _keyring() -> Keyring:
-    return tools().access_tokens.keyring
+    return services().access_tokens.keyring
 
 
 @keys.command("rotate", short_help="Make a new signing key.")
@@ -150,9 +151,9 @@ def outbox_retry(failed: bool) -> None:
 @click.option("--failed", is_flag=True, help="Also delete failed jobs: their mail never goes.")
 def outbox_purge(days: int | None, failed: bool) -> None:
     """Delete the mail jobs sent or skipped over --days ago (failed ones too with --failed)."""
-    kept = current_app.config["MAIL_RETENTION_DAYS"] if days is None else days
+    kept = settings().mail_retention_days if days is None else days
     deleted = outbox_ops.purge(timedelta(days=float(kept)), failed=failed)
-    click.echo(f"Deleted {deleted} mail jobs finished over {kept} days ago.")
+    click.echo(f"Deleted {deleted} mail jobs finished over {kept:g} days ago.")
 
 
 @events_cli.command("list")

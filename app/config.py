@@ -1,26 +1,28 @@
 """Settings: defaults, then SVC_* environment variables, then the caller's overrides.
 
-Read once in the app factory, never at import time. What each setting means is in
+Read once in the app factory, never at import time, and parsed there into one typed, frozen
+Settings (app/infra/settings.py, which holds every check). What each setting means is in
 app/config_reference.py, from which docs/operators/configuration.md is generated.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
+import re
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flask import Flask
-from limits import parse
 
 from app.database_choice import database_url
-from app.domain.accounts.plans import DEFAULT_CATALOGUE
-from app.domain.accounts.plans import check_settings as check_plans
+from app.domain.accounts.plans import check_names as check_plan_names
 from app.domain.clients.registration import check_settings as check_client_sites
 from app.domain.clock import system_clock
-from app.domain.limits.captcha import check_settings as check_captcha
+from app.infra.settings import DEFAULT_CATALOGUE, SettingError, Settings, parse
 from app.instance_files import create_once
 from app.web.limit_storage import storage_uri
 
@@ -165,8 +167,12 @@ DEFAULTS: dict[str, Any] = {
 _CODE_ONLY = {"CLOCK"}
 
 
-def load(app: Flask, overrides: dict[str, Any] | None) -> None:
+def load(app: Flask, overrides: dict[str, Any] | None) -> Settings:
+    """Merge the sources into app.config (where Flask and the extensions read their keys), and
+    parse the service's own settings from it: SettingError at the first one that is wrong."""
+    library = set(app.config)  # Flask's own keys, which SVC_* may set too
     app.config.from_mapping(DEFAULTS)
+    _refuse_unknown(os.environ, library)
     app.config.from_prefixed_env("SVC")
     for key in _CODE_ONLY:
         app.config[key] = DEFAULTS[key]
@@ -174,8 +180,14 @@ def load(app: Flask, overrides: dict[str, Any] | None) -> None:
         app.config.update(overrides)
     _take_renamed(app.config, {*(overrides or {}), *(key.removeprefix("SVC_") for key in os.environ
                                                      if key.startswith("SVC_"))})
-    _derive(app)
-    _check(app.config)
+    app.config["PUBLIC_URL"] = str(app.config["PUBLIC_URL"]).rstrip("/")
+    _secret_key(app)
+    parsed = parse(app.config)
+    check_client_sites(parsed.client_sites, reserved=(parsed.jwt_audience, parsed.admin_audience),
+                       production=parsed.production)
+    check_plan_names(parsed.plan_names)
+    _derive(app, parsed)
+    return parsed
 
 
 # --- Renamed settings (issue 35, the outbox): the old name is read, with a warning at start,
@@ -196,10 +208,37 @@ def _take_renamed(config: dict[str, Any], given: set[str]) -> None:
 # --- end of renamed settings
 
 
-def _derive(app: Flask) -> None:
-    """Fill in the settings that follow from others, and the library settings they map to."""
+# SVC_* names that other programs of the family read, never the service: gunicorn.conf.py's
+# address, the test suite's and the fuzzer's, the example client sites'.
+NOT_SETTINGS = re.compile(r"SVC_(BIND|TEST_\w+|FUZZ_\w+|AUTH_\w+|CLIENT_ID|CLIENT_SECRET)")
+LIBRARY_PREFIXES = ("SQLALCHEMY_", "RATELIMIT_", "WTF_", "BABEL_", "SESSION_COOKIE_")
+
+
+def _refuse_unknown(environ: Mapping[str, str], library: set[str]) -> None:
+    """An SVC_* variable that names no setting is a misspelt one: stop, naming it (and the
+    setting it is closest to), rather than start without what the operator meant."""
+    known = {*DEFAULTS, *RENAMED, *library, "INSTANCE_PATH", "SECRET_KEY"}
+    for variable in sorted(environ):
+        if not variable.startswith("SVC_") or NOT_SETTINGS.fullmatch(variable):
+            continue
+        name = variable.removeprefix("SVC_").split("__", 1)[0]  # SVC_A__B sets A's key B
+        if name in known or name.startswith(LIBRARY_PREFIXES):
+            continue
+        close = difflib.get_close_matches(name, list(DEFAULTS), n=1)
+        raise SettingError(f"{variable}: there is no such setting"
+                           + (f"; did you mean SVC_{close[0]}?" if close else "."))
+
+
+def _secret_key(app: Flask) -> None:
+    if not app.config.get("SECRET_KEY"):
+        if app.config["ENV"] == "production":
+            raise SettingError("SVC_SECRET_KEY is required when SVC_ENV=production.")
+        app.config["SECRET_KEY"] = _instance_secret(app)
+
+
+def _derive(app: Flask, settings: Settings) -> None:
+    """The library settings that follow from the service's."""
     config = app.config
-    config["PUBLIC_URL"] = str(config["PUBLIC_URL"]).rstrip("/")
     if "SQLALCHEMY_DATABASE_URI" not in config:  # (a test may set it; then no file is made)
         config["SQLALCHEMY_DATABASE_URI"] = database_url(app)
     # Test each pooled connection before use, so the service recovers by itself once a
@@ -208,7 +247,7 @@ def _derive(app: Flask) -> None:
     # Limits count in the database (app/web/limit_storage.py), which every worker and instance
     # shares and no recycled worker forgets; with Redis, there and, while it fails, in the
     # database; failing closed, a failing Redis answers 503.
-    redis_url, fail_closed = config["REDIS_URL"], config["RATELIMIT_FAIL_CLOSED"]
+    redis_url, fail_closed = settings.redis_url, settings.ratelimit_fail_closed
     config["RATELIMIT_STORAGE_URI"] = (
         redis_url if redis_url and fail_closed else storage_uri(redis_url))
     # A Redis that accepts connections but never answers must cost half a second, not redis-py's
@@ -222,84 +261,20 @@ def _derive(app: Flask) -> None:
     config["RATELIMIT_KEY_PREFIX"] = "svc-auth"
     # The browser session (pending provider sign-ins, later the hosted pages): __Host- prefixed
     # and Secure whenever the service is reached over https.
-    https = config["PUBLIC_URL"].startswith("https://")
+    https = settings.public_url.startswith("https://")
     config["SESSION_COOKIE_NAME"] = "__Host-svc_session" if https else "svc_session"
     config["SESSION_COOKIE_SECURE"] = https
     config["SESSION_COOKIE_HTTPONLY"] = True
     config["SESSION_COOKIE_SAMESITE"] = "Lax"
     config["SESSION_COOKIE_PATH"] = "/"
-    config["PERMANENT_SESSION_LIFETIME"] = int(config["REFRESH_IDLE_TTL"])
+    config["PERMANENT_SESSION_LIFETIME"] = settings.refresh_idle_ttl
     # CSRF: a token in every form, bound to the session. No Referer check: our pages send
     # Referrer-Policy: no-referrer, so browsers send none.
     config["WTF_CSRF_SSL_STRICT"] = False
     config["WTF_CSRF_TIME_LIMIT"] = None
-    if not config.get("SECRET_KEY"):
-        if config["ENV"] == "production":
-            raise RuntimeError("SVC_SECRET_KEY is required when SVC_ENV=production.")
-        config["SECRET_KEY"] = _instance_secret(app)
 
 
 def _instance_secret(app: Flask) -> str:
     """One random secret per instance folder, shared by every worker of the embedded default."""
     path = Path(app.instance_path) / "secret-key"
     return create_once(path, lambda: secrets.token_urlsafe(48).encode()).decode()
-
-
-def _check_limits(config: dict[str, Any]) -> None:
-    for name in ("LIMIT_LOGIN_FAILURES", "LIMIT_PASSWORD_CHANGE_FAILURES",  # the database's
-                 "LIMIT_SECOND_FACTOR_FAILURES", "CAPTCHA_LOGIN_FAILURES"):
-        try:
-            parse(str(config[name]))
-        except ValueError:
-            raise RuntimeError(f"SVC_{name} must be one limit, such as \"100 per day\".") from None
-
-
-# Outside production an access token may live a few seconds, so that a client site's developer
-# sees their refresh logic work without waiting a minute.
-SHORTEST_ACCESS_TOKEN_TTL = {"production": 60, "otherwise": 5}
-
-
-def _check_access_token_ttl(config: dict[str, Any]) -> None:
-    where = "production" if config["ENV"] == "production" else "otherwise"
-    shortest = SHORTEST_ACCESS_TOKEN_TTL[where]
-    if not shortest <= int(config["ACCESS_TOKEN_TTL"]) <= 3600:
-        raise RuntimeError(
-            f"SVC_ACCESS_TOKEN_TTL must be between {shortest} and 3600 seconds"
-            + (" when SVC_ENV=production." if where == "production" else
-               " (60 when SVC_ENV=production)."))
-
-
-def _check(config: dict[str, Any]) -> None:
-    """Refuse to start with settings that would make the service unsafe or broken."""
-    if config["JWT_ALG"] not in ("ES256", "EdDSA", "RS256", "HS256"):
-        raise RuntimeError("SVC_JWT_ALG must be ES256, EdDSA, RS256 or HS256.")
-    _check_access_token_ttl(config)
-    if int(config["REFRESH_IDLE_TTL"]) > int(config["REFRESH_MAX_TTL"]):
-        raise RuntimeError("SVC_REFRESH_IDLE_TTL cannot exceed SVC_REFRESH_MAX_TTL.")
-    if config["ADMIN_AUDIENCE"] == config["JWT_AUDIENCE"]:
-        raise RuntimeError("SVC_ADMIN_AUDIENCE must differ from SVC_JWT_AUDIENCE: a client's "
-                           "own token would pass for a person's at every client site.")
-    if not 0 <= int(config["REFRESH_REUSE_GRACE"]) <= 60:
-        raise RuntimeError("SVC_REFRESH_REUSE_GRACE must be between 0 and 60 seconds.")
-    for name in ("AUDIT_RETENTION_DAYS", "CODE_RETENTION_HOURS"):
-        if int(config[name]) < 0:
-            raise RuntimeError(f"SVC_{name} cannot be negative.")
-    for name in ("PUSHED_REQUESTS_PER_CLIENT", "PUSHED_REQUESTS_PER_ADDRESS"):
-        if int(config[name]) < 1:
-            raise RuntimeError(f"SVC_{name} must be at least 1.")
-    _check_limits(config)
-    if not 0 < float(config["BREACHED_PASSWORDS_TIMEOUT"]) <= 10:
-        raise RuntimeError("SVC_BREACHED_PASSWORDS_TIMEOUT must be above 0 and at most 10 "
-                           "seconds.")
-    check_captcha(config)
-    check_plans(config)
-    check_client_sites(config["CLIENT_SITES"],
-                       reserved=(config["JWT_AUDIENCE"], config["ADMIN_AUDIENCE"]),
-                       production=config["ENV"] == "production")
-    if config["ENV"] != "production":
-        return
-    if not str(config["PUBLIC_URL"]).startswith("https://"):
-        raise RuntimeError("SVC_PUBLIC_URL must be https when SVC_ENV=production.")
-    if str(config["MAIL_URL"]).startswith(("console:", "memory:")):
-        raise RuntimeError("SVC_MAIL_URL must be smtp://, smtps:// or file:// in production:"
-                           " console:// writes reset links to the log.")

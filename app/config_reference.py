@@ -3,7 +3,8 @@
 `scripts/settings-reference`, and tests/test_config_reference.py fails when a setting has no
 description here, or the committed page is not what the code generates.
 
-A new setting: its default in DEFAULTS, one line here, then `scripts/settings-reference`.
+A new setting: its default in DEFAULTS, its typed field in app/infra/settings.py's Settings, one
+line here, then `scripts/settings-reference`.
 """
 
 from __future__ import annotations

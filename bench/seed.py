@@ -133,8 +133,8 @@ def main() -> int:
     from app import create_app
     from app.db.transactions import writes
     from app.domain.audit import ClientInfo
+    from app.domain.services import services
     from app.domain.sessions import sessions
-    from app.domain.tools import tools
     from app.extensions import db
     from app.models import User
 
@@ -144,7 +144,7 @@ def main() -> int:
     summary: dict[str, object] = {"password": PASSWORD, "accounts": args.accounts}
     with app.app_context():
         started = time.perf_counter()
-        password_hash = tools().hasher.hash(PASSWORD)
+        password_hash = services().hasher.hash(PASSWORD)
         summary["hash_seconds"] = time.perf_counter() - started
         summary["hash_prefix"] = password_hash.rsplit("$", 2)[0]
         db.session.remove()

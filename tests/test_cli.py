@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from app import create_app
-from app.domain.tools import tools
+from app.domain.services import services
 from app.extensions import db
 from app.infra.keys import generate_material
 from app.models import AuditEvent, AuthSession, FailureCounter, User
@@ -181,17 +181,17 @@ def test_keys_revoke_with_static_keys_says_how(tmp_path):
                          "SQLALCHEMY_DATABASE_URI": "sqlite://", "SECRET_KEY": "test",
                          "JWT_KEYS": [generate_material("ES256"), generate_material("ES256")]})
     with static.app_context():
-        second = tools().access_tokens.keyring.in_force()[1].kid
+        second = services().access_tokens.keyring.in_force()[1].kid
     result = run(static, "keys", "revoke", second)
     assert result.exit_code != 0
     assert "removing it from SVC_JWT_KEYS" in result.output
     with static.app_context():
-        assert tools().access_tokens.keyring.verification_key(second) is not None
+        assert services().access_tokens.keyring.verification_key(second) is not None
 
 
 def test_keys_list_shows_what_each_key_does(app, clock):
     with app.app_context():
-        first = tools().access_tokens.keyring.signing_key().kid
+        first = services().access_tokens.keyring.signing_key().kid
     assert run(app, "keys", "rotate").exit_code == 0
     result = run(app, "keys", "list")
     assert result.exit_code == 0, result.output

@@ -103,9 +103,9 @@ def test_no_modules_import_each_other_even_through_others():
 
 
 # The domain's rooms (docs/architecture/index.md), and the rooms each may use besides the domain's
-# basics (its top-level modules: audit, clock, errors, text, addresses, tools). A room may use the
-# rooms below it, never one above: a rule reaches its subject's room through the rooms it builds
-# on.
+# basics (its top-level modules: audit, clock, errors, text, addresses, services). A room may use
+# the rooms below it, never one above: a rule reaches its subject's room through the rooms it
+# builds on.
 # The top-level modules that tie rooms together (TIES) may use any.
 ROOMS: dict[str, tuple[str, ...]] = {
     "tokens": (),
@@ -121,7 +121,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "admin": ("lifecycle", "accounts", "factors", "sessions", "limits", "mail", "clients",
               "tokens"),
 }
-BASICS = ("audit", "clock", "device_names", "errors", "events", "text", "addresses", "tools")
+BASICS = ("audit", "clock", "device_names", "errors", "events", "text", "addresses", "services")
 # The top-level modules over the rooms.
 TIES = ("sign_in", "mail_jobs", "deliveries", "retention", "health", "new_devices")
 

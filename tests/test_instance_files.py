@@ -11,7 +11,7 @@ import pytest
 
 from app import create_app
 from app.domain.accounts import accounts
-from app.domain.tools import TOOLS_KEY
+from app.domain.services import KEY as SERVICES_KEY
 from app.extensions import db
 from tests.support.accounts import PASSWORD
 
@@ -37,7 +37,7 @@ def test_the_default_instance_is_readable_by_its_owner_alone(monkeypatch, tmp_pa
         db.create_all()
         accounts.create_user("ada@example.com", PASSWORD, "Ada")
         db.session.commit()
-        app.extensions[TOOLS_KEY].access_tokens.keyring.rotate()  # the keyring file too
+        app.extensions[SERVICES_KEY].access_tokens.keyring.rotate()  # the keyring file too
         assert db.engine.url.database == str(instance / "svc-auth.db")
         files = sorted(instance.iterdir())
         assert {path.name for path in files} >= {

@@ -5,7 +5,7 @@ the plan is tests/test_scale_plans.py's."""
 
 from __future__ import annotations
 
-from app.domain.tools import tools
+from app.domain.services import services
 from app.extensions import db
 from app.models import AuthSession
 
@@ -15,7 +15,7 @@ def test_a_session_is_live_for_its_own_account_only(app, clock, make_user, login
     login(ada)
     with app.app_context():
         session_id = db.session.query(AuthSession.id).filter_by(user_id=ada.id).scalar()
-        live = tools().live_sessions
+        live = services().live_sessions
         for _ in range(7):  # past the 5 runs after which psycopg prepares the statement
             assert live.live_account(session_id, bob.id, clock()) is None
             assert live.live_account(session_id, "", clock()) is None

@@ -16,7 +16,7 @@ from flask import Flask
 from flask_migrate import upgrade
 
 from app import create_app
-from app.domain.tools import tools
+from app.domain.services import services
 from app.extensions import db
 from tests.support.accounts import PASSWORD
 from tests.support.apps import dispose_app
@@ -63,7 +63,7 @@ def _upgrade_and_sign_in(app: Flask, head: str) -> None:
         upgrade(revision=head)
         # (no mail job: the outbox would try to send it)
         rows = {table: row for table, row in _ONE_ROW_EACH.items() if table != "mail_jobs"}
-        rows["users"] = rows["users"] | {"password_hash": tools().hasher.hash(PASSWORD)}
+        rows["users"] = rows["users"] | {"password_hash": services().hasher.hash(PASSWORD)}
         with db.engine.begin() as connection:
             for table, row in rows.items():
                 connection.execute(sa.table(table, *(sa.column(k, _type(v)) for k, v in

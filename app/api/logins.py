@@ -6,8 +6,6 @@ no second step, a problem that sends the person to the hosted login."""
 
 from __future__ import annotations
 
-from flask import current_app
-
 from app.domain.accounts import accounts
 from app.domain.errors import MfaRequired
 from app.domain.factors import second_factors
@@ -18,6 +16,7 @@ from app.domain.sessions.browser_sessions import BrowserSignIn
 from app.domain.sessions.destinations import ToApi
 from app.domain.sessions.sessions import IssuedTokens
 from app.domain.sign_in import SignIn, SiteCode
+from app.infra.settings import settings
 from app.models import User
 from app.web import captcha
 from app.web.client import client_info
@@ -34,7 +33,7 @@ def sign_in_with_password(untrusted_email: str, password: str, untrusted_captcha
     if second_factors.has_second_factor(user) and \
             not second_factors.methods(user, Purpose.API):
         # Only passkeys, which answer on the hosted pages' origin alone: the person signs in there.
-        raise MfaRequired(f"{current_app.config['PUBLIC_URL']}/login")
+        raise MfaRequired(f"{settings().public_url}/login")
     outcome = SignIn(ToApi(), client_info(), second_step=Purpose.API).finish(user, "password")
     assert not isinstance(outcome, BrowserSignIn | SiteCode)
     return outcome
@@ -44,5 +43,5 @@ def sign_in_without_second_step(untrusted_email: str, password: str,
                                 untrusted_captcha_token: str) -> IssuedTokens:
     user = _authenticate(untrusted_email, password, untrusted_captcha_token)
     if second_factors.has_second_factor(user):
-        raise MfaRequired(f"{current_app.config['PUBLIC_URL']}/login")
+        raise MfaRequired(f"{settings().public_url}/login")
     return sessions.issue_tokens(user, "password", client_info())

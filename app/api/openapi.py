@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
@@ -18,6 +18,7 @@ from app.api import admin_openapi, examples
 from app.api import documents as out
 from app.api import schemas as body
 from app.api.operation import Answer, Operation, Param
+from app.infra.settings import settings
 
 REF = "#/components/schemas/{model}"
 
@@ -310,7 +311,7 @@ def _document(public_url: str, brand: str) -> dict[str, Any]:
 
 
 def document() -> dict[str, Any]:
-    return _document(current_app.config["PUBLIC_URL"], current_app.config["BRAND"])
+    return _document(settings().public_url, settings().brand)
 
 
 bp = Blueprint("openapi", __name__)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, jsonify, url_for
+from flask import Blueprint, Response, jsonify, url_for
 
 from app.domain import health as dependencies
 from app.domain.clients import sites
 from app.domain.oidc import authorization
+from app.domain.services import services
 from app.domain.sessions import sessions
-from app.domain.tools import tools
+from app.infra.settings import settings
 from app.version import VERSION
 from app.web.errors import problem, register_problem_errors
 
@@ -24,7 +25,7 @@ def _cacheable(response: Response, seconds: int) -> Response:
 @bp.get("/.well-known/jwks.json")
 def jwks() -> Response:
     # Short enough that a rotated-in key is seen well before it signs most tokens.
-    return _cacheable(jsonify(tools().access_tokens.keyring.jwks()), 300)
+    return _cacheable(jsonify(services().access_tokens.keyring.jwks()), 300)
 
 
 # What the OpenID Connect provider (app/oidc) offers, and nothing it does not (OpenID Connect
@@ -39,7 +40,7 @@ CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 
 @bp.get("/.well-known/openid-configuration")
 def issuer_metadata() -> Response:
-    base = current_app.config["PUBLIC_URL"]
+    base = settings().public_url
     return _cacheable(jsonify({
         "issuer": base,
         "jwks_uri": f"{base}/.well-known/jwks.json",
@@ -49,7 +50,7 @@ def issuer_metadata() -> Response:
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": [current_app.config["JWT_ALG"]],
+        "id_token_signing_alg_values_supported": [settings().jwt_alg],
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
         "revocation_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from flask import current_app
+from app.infra.settings import settings
 
 
 def system_clock() -> datetime:
@@ -13,5 +13,5 @@ def system_clock() -> datetime:
 
 
 def now() -> datetime:
-    clock: Callable[[], datetime] = current_app.config["CLOCK"]
+    clock: Callable[[], datetime] = settings().clock
     return clock()

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import requests
-from flask import current_app
 from sqlalchemy import select
 
 from app.db.rows import claim_once, insert_values
@@ -28,6 +26,7 @@ from app.domain.events import EventType
 from app.domain.oidc import backchannel
 from app.extensions import db
 from app.infra.lanes import EVENTS, Job, Lane, due_now
+from app.infra.settings import Settings, settings
 from app.infra.site_http import Refused, post
 from app.models import AccountEvent, ConsentGrant, Delivery
 from app.models.types import new_id
@@ -36,17 +35,16 @@ log = logging.getLogger("svc_auth.events")
 FAN_OUT_BATCH = 100  # events fanned out per look; the worker looks again at once when woken
 
 
-def lane(config: Mapping[str, Any]) -> Lane:
+def lane(config: Settings) -> Lane:
     """The outbox's events lane. While no site has an endpoint for events, a commit does not
     wake it: its poll marks the events dispatched. Each fan-out looks at the sites again (one
     may be added with `flask sites add`)."""
-    found = Lane(EVENTS, Delivery, perform, attempts=int(config["WEBHOOK_ATTEMPTS"]),
-                 retry_delay=float(config["WEBHOOK_RETRY_DELAY"]),
-                 max_delay=float(config["WEBHOOK_RETRY_MAX_DELAY"]),
+    found = Lane(EVENTS, Delivery, perform, attempts=config.webhook_attempts,
+                 retry_delay=config.webhook_retry_delay, max_delay=config.webhook_retry_max_delay,
                  expected_failures=(requests.RequestException, Refused, UnsafeEndpoint),
                  log=log, woken_by_commits=any(
                      "webhook_url" in entry or "backchannel_logout_uri" in entry
-                     for entry in (config["CLIENT_SITES"] or {}).values()))
+                     for entry in config.client_sites.values()))
 
     def feed(at: datetime) -> int:
         fanned = fan_out(at)
@@ -134,7 +132,7 @@ def perform(job: Job) -> bool:
     site = sites.registered_site(delivery.site) if delivery else None
     if delivery is None or event is None or site is None:
         return False
-    timeout = float(current_app.config["WEBHOOK_TIMEOUT"])
+    timeout = settings().webhook_timeout
     if delivery.kind == Delivery.WEBHOOK:
         endpoint = webhooks.endpoint_of(site)
         if endpoint is None:

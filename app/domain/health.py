@@ -1,30 +1,20 @@
 """Whether the service's dependencies answer, for /health and /health/ready: "ok", "unreachable",
-or (Redis, which a single instance may do without) "not configured"."""
+or (Redis, which a single instance may do without) "not configured". The probes themselves are
+app/infra/health.py's."""
 
 from __future__ import annotations
 
-from redis import RedisError
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
-
-from app.domain.tools import tools
+from app.domain.services import services
 from app.extensions import db
+from app.infra import health
 
 
 def database_state() -> str:
-    try:
-        db.session.execute(text("SELECT 1"))
-    except SQLAlchemyError:
-        return "unreachable"
-    return "ok"
+    return "ok" if health.database_answers(db.session) else "unreachable"
 
 
 def redis_state() -> str:
-    redis = tools().live_sessions.redis
+    redis = services().redis
     if redis is None:
         return "not configured"
-    try:
-        redis.ping()
-    except RedisError:
-        return "unreachable"
-    return "ok"
+    return "ok" if health.redis_answers(redis) else "unreachable"

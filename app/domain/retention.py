@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import select
 
 from app.db.batches import delete_batched
@@ -24,6 +23,7 @@ from app.domain.lifecycle import leaving
 from app.domain.limits import throttle
 from app.domain.mail import outbox_ops
 from app.domain.sessions import sessions
+from app.infra.settings import settings
 from app.models import (
     AccountEvent,
     AuditEvent,
@@ -47,7 +47,7 @@ class Step:
 def _spent_before() -> Any:
     """Handoff codes and emailed tokens are kept this long after they expire (used or not):
     the audit trail's "handoff_code_replayed" needs the code a while after its use."""
-    return now() - timedelta(hours=int(current_app.config["CODE_RETENTION_HOURS"]))
+    return now() - timedelta(hours=settings().code_retention_hours)
 
 
 def purge_handoff_codes() -> int:
@@ -66,7 +66,7 @@ def purge_one_time_tokens() -> int:
 
 def purge_audit_events() -> int:
     """Events older than SVC_AUDIT_RETENTION_DAYS; 0 keeps every event."""
-    days = int(current_app.config["AUDIT_RETENTION_DAYS"])
+    days = settings().audit_retention_days
     if days == 0:
         return 0
     return delete_batched(AuditEvent.id, AuditEvent.at < now() - timedelta(days=days))
@@ -80,14 +80,14 @@ def purge_idempotent_answers() -> int:
 def purge_deliveries() -> int:
     """Deliveries of events sent (or skipped) past SVC_MAIL_RETENTION_DAYS; failed ones stay,
     for `events retry --failed`."""
-    return outbox_ops.purge(timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"])),
+    return outbox_ops.purge(timedelta(days=settings().mail_retention_days),
                             jobs=Delivery)
 
 
 def purge_account_events() -> int:
     """Events dispatched past SVC_MAIL_RETENTION_DAYS whose deliveries are all gone (a failed
     one keeps its event: a retry builds its body from it)."""
-    cutoff = now() - timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"]))
+    cutoff = now() - timedelta(days=settings().mail_retention_days)
     undelivered = select(Delivery.id).where(Delivery.event_id == AccountEvent.id)
     return delete_batched(AccountEvent.id, AccountEvent.dispatched_at.is_not(None)
                           & (AccountEvent.dispatched_at < cutoff) & ~undelivered.exists())
@@ -95,7 +95,7 @@ def purge_account_events() -> int:
 
 def purge_mail_jobs() -> int:
     """Sent mail jobs (failed ones stay, for `outbox retry --failed`)."""
-    return outbox_ops.purge(timedelta(days=float(current_app.config["MAIL_RETENTION_DAYS"])))
+    return outbox_ops.purge(timedelta(days=settings().mail_retention_days))
 
 
 STEPS: list[Step] = [

@@ -12,13 +12,14 @@ import smtplib
 import ssl
 import time
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, parseaddr
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import unquote, urlsplit
+
+from app.infra.settings import Settings
 
 log = logging.getLogger("svc_auth.mail")
 
@@ -122,7 +123,7 @@ def transport_for(url: str, timeout: float) -> Transport:
     raise RuntimeError("SVC_MAIL_URL must be console://, file:///dir, smtp://, smtps:// or memory://")
 
 
-def sender_for(config: Mapping[str, Any]) -> str:
+def sender_for(config: Settings) -> str:
     """SVC_MAIL_FROM, or "{BRAND} <no-reply@{host of SVC_PUBLIC_URL}>"."""
-    host = urlsplit(config["PUBLIC_URL"]).hostname or "localhost"
-    return str(config["MAIL_FROM"] or f"{config['BRAND']} <no-reply@{host}>")
+    host = urlsplit(config.public_url).hostname or "localhost"
+    return config.mail_from or f"{config.brand} <no-reply@{host}>"

@@ -9,10 +9,10 @@ import logging
 import smtplib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from app.infra.lanes import MAIL, Handler, Job, Lane
 from app.infra.mail import Transport, sender_for, transport_for
+from app.infra.settings import Settings
 from app.models import MailJob
 
 log = logging.getLogger("svc_auth.mail")
@@ -34,10 +34,9 @@ class MailSending:
         return True
 
 
-def mail_lane(config: Mapping[str, Any], handlers: Mapping[str, Handler]) -> Lane:
-    sending = MailSending(transport_for(config["MAIL_URL"], float(config["MAIL_TIMEOUT"])),
-                          handlers, sender_for(config))
-    return Lane(MAIL, MailJob, sending, max(1, int(config["MAIL_ATTEMPTS"])),
-                float(config["MAIL_RETRY_DELAY"]),
+def mail_lane(config: Settings, handlers: Mapping[str, Handler]) -> Lane:
+    sending = MailSending(transport_for(config.mail_url, config.mail_timeout), handlers,
+                          sender_for(config))
+    return Lane(MAIL, MailJob, sending, max(1, config.mail_attempts), config.mail_retry_delay,
                 expected_failures=(OSError, smtplib.SMTPException),
                 done_values={"payload": {}, "token_sealed": None}, log=log)

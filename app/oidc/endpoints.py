@@ -13,12 +13,12 @@ from authlib.oauth2.rfc6749 import (
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from authlib.oidc.rpinitiated import EndSessionEndpoint, EndSessionRequest
-from flask import current_app
 from joserfc import jws
 from joserfc.errors import JoseError
 
 from app.domain.oidc import authorization
-from app.domain.tools import tools
+from app.domain.services import services
+from app.infra.settings import settings
 from app.oidc.clients import (
     SECRET_METHODS,
     TOKEN_AUTH_METHODS,
@@ -86,14 +86,14 @@ class EndSession(EndSessionEndpoint):
     (the view's page, whose button posts to the pages' CSRF-checked /logout)."""
 
     def get_server_jwks(self) -> dict[str, Any]:
-        return tools().access_tokens.keyring.jwks()
+        return services().access_tokens.keyring.jwks()
 
     def validate_request(self, request: OAuth2Request) -> EndSessionRequest:
         validated = super().validate_request(request)
         claims = validated.id_token_claims
         if claims is None:
             return validated
-        if claims.get("iss") != current_app.config["PUBLIC_URL"]:
+        if claims.get("iss") != settings().public_url:
             raise InvalidRequestError("The id_token_hint was not issued here.")
         # Our access tokens are signed with the same keys: only an ID token (its audience is
         # a registered client) may name a session to end.

@@ -28,9 +28,9 @@ from authlib.oidc.core.grants import OpenIDCode
 
 from app.domain.errors import AuthError
 from app.domain.oidc import authorization
+from app.domain.services import services
 from app.domain.sessions import handoff, sessions
 from app.domain.tokens import tokens
-from app.domain.tools import tools
 from app.models import HandoffCode
 from app.oidc.clients import (
     SECRET_METHODS,
@@ -257,5 +257,5 @@ class ClientGrant(ClientCredentialsGrant):
         issued = authorization.issue_client_token(client.client_id, scope, client_info(),
                                                   client.registration)
         return 200, {"access_token": issued.token, "token_type": "Bearer",
-                     "expires_in": tools().access_tokens.ttl, "scope": scope}, \
+                     "expires_in": services().access_tokens.ttl, "scope": scope}, \
             self.TOKEN_RESPONSE_HEADER

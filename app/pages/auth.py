@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app, redirect, render_template, request, session, url_for
+from flask import redirect, render_template, request, session, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.wrappers import Response
@@ -25,6 +25,7 @@ from app.domain.errors import (
 )
 from app.domain.limits import throttle
 from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
+from app.infra.settings import settings
 from app.pages.blueprint import bp, duration, refusal, too_many
 from app.pages.forms import (
     ForgotPasswordForm,
@@ -215,7 +216,7 @@ def forgot_submit() -> Page:
                              form=form)
     recovery.request_reset(required_text(form.email), client_info(), _site_of(target))
     return _page("pages/forgot_sent.html", target, 202, email=required_text(form.email),
-                 lasts=duration(int(current_app.config["RESET_TOKEN_TTL"])))
+                 lasts=duration(settings().reset_token_ttl))
 
 
 RESET_TOKEN_KEY = "svc_reset_token"  # noqa: S105 (a session key)

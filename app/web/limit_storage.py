@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from flask import current_app
 from limits import parse
 from limits.storage import RedisStorage, Storage
 from redis import RedisError
@@ -20,6 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.domain.tokens import tokens
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import RateLimitCounter
 from app.models.types import UTCDateTime
 
@@ -195,7 +195,7 @@ def _window(key: str) -> int:
 
 
 def _hashed(key: str) -> str:
-    return tokens.keyed_digest(str(current_app.config["SECRET_KEY"]), "rate-limit", key).hex()
+    return tokens.keyed_digest(settings().secret_key, "rate-limit", key).hex()
 
 
 def _now() -> datetime:

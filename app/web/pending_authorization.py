@@ -11,6 +11,8 @@ from flask import current_app, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Response
 
+from app.infra.settings import settings
+
 R = TypeVar("R", bound=Response)  # a redirect, or a Flask response: given back as it came
 
 MAX_AGE = 600  # seconds a person may take to sign in
@@ -30,7 +32,7 @@ def _cookie_name() -> str:
 
 
 def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt=_SALT)
+    return URLSafeTimedSerializer(settings().secret_key, salt=_SALT)
 
 
 def remember(response: R, query: str, asked_at: int) -> R:

@@ -18,6 +18,7 @@ from app.domain.accounts import identities, providers
 from app.domain.accounts.providers import Profile
 from app.domain.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
 from app.domain.sign_in import SignIn
+from app.infra.settings import settings
 from app.web import browser, locale, provider_state
 from app.web.client import client_info
 from app.web.provider_state import Mode, PendingLink, ProviderRound
@@ -37,7 +38,7 @@ def start(provider: str, mode: Mode, target: Target | None, user_id: str | None 
 
 
 def callback_url(provider: str) -> str:
-    return f"{current_app.config['PUBLIC_URL']}/api/v2/auth/{provider}/callback"
+    return f"{settings().public_url}/api/v2/auth/{provider}/callback"
 
 
 def sign_in_for(mode: Mode, target: Target | None) -> SignIn:

@@ -22,6 +22,7 @@ from app.domain.clients import service_clients
 from app.domain.errors import AuthError
 from app.domain.limits.throttle import network_key
 from app.extensions import limiter
+from app.infra.settings import KEY, names
 from app.web.bearer import bearer_token, current_bearer
 from app.web.client import client_ip
 
@@ -100,7 +101,12 @@ def _bearer_account() -> str:
 
 
 def _setting(name: str) -> Callable[[], str]:
-    return lambda: str(current_app.config[name])
+    """The limit setting `name`, read at each request (a test may change it); a name that is
+    no setting fails here, when the views are defined."""
+    if name not in names():
+        raise ValueError(f"{name} is no setting")
+    field = name.lower()  # read without a call of ours: every limited request reads it
+    return lambda: getattr(current_app.extensions[KEY], field)
 
 
 # Every view that has a limit gets it through _limits; no limit applies to the whole app. The

@@ -16,6 +16,7 @@ from tests.console.test_console import operator  # noqa: F401 (a fixture)
 from tests.support import admin
 from tests.support.admin import bearer
 from tests.support.pages import submit
+from tests.support.settings import change_settings
 from tests.test_cli import run
 
 ADMIN = "/api/admin/v1"
@@ -67,7 +68,7 @@ def test_the_console_refuses_it(app, user, operator):  # noqa: F811 (the fixture
 @pytest.mark.parametrize("plans", ["", "   "])
 def test_an_empty_catalogue_is_the_default_one(app, plans):
     from app.domain.accounts import plans as plan_rules
-    app.config["PLANS"] = plans
+    change_settings(app, PLANS=plans)
     with app.app_context():
         assert plan_rules.catalogue() == ("free", "pro", "team")
 

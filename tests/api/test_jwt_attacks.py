@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from jwt.algorithms import ECAlgorithm, get_default_algorithms
 
-from app.domain.tools import tools
+from app.domain.services import services
 from app.infra.keys import SigningKey
 from tests.support.http import bearer
 
@@ -109,7 +109,7 @@ def foreign_ec_key() -> ec.EllipticCurvePrivateKey:
 def service_key(app) -> SigningKey:  # type: ignore[no-untyped-def]
     """The key the service signs with right now (ES256 by default)."""
     with app.app_context():
-        return tools().access_tokens.keyring.signing_key()
+        return services().access_tokens.keyring.signing_key()
 
 
 @pytest.fixture
@@ -497,7 +497,7 @@ def test_padded_signature_is_refused(client, user, login):  # type: ignore[no-un
 def test_issued_tokens_are_low_s(app, clock):  # type: ignore[no-untyped-def]
     """cryptography signs with a high S about half the time; the service normalises it."""
     with app.app_context():
-        tokens = tools().access_tokens
+        tokens = services().access_tokens
         issued = [tokens.issue(user_id="u-1", session_id=f"s-{n}", plan="free", now=clock.now)
                   for n in range(200)]
         for n, token in enumerate(issued):

@@ -5,6 +5,8 @@ import uuid
 
 import pytest
 
+from tests.support.settings import change_settings
+
 LIMITS = {
     "RATELIMIT_ENABLED": True,
     "LIMIT_LOGIN": "3 per minute", "LIMIT_LOGIN_IP": "5 per minute",
@@ -177,7 +179,7 @@ def test_the_pages_429_stays_a_429_when_the_limit_storage_fails(app, client, use
     from app.web.limit_storage import DatabaseStorage
     from tests.support.pages import submit
 
-    app.config["LIMIT_LOGIN"] = "2 per minute"
+    change_settings(app, LIMIT_LOGIN="2 per minute")
     for _ in range(2):
         submit(client, "/login", {"email": user.email, "password": "wrong password!"})
 

@@ -20,6 +20,7 @@ from app.infra.hashing import Hasher
 from app.models import AuditEvent, FailureCounter
 from tests.support import races
 from tests.support.apps import build_app, dispose_app
+from tests.support.settings import change_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGIN = "/api/v2/auth/login"
@@ -118,7 +119,7 @@ class TestBursts:
 
     def test_from_many_addresses_the_per_email_limit_holds(self, app, user, settings,
                                                            monkeypatch):
-        app.config["LIMIT_LOGIN_FAILURES"] = "4 per day"
+        change_settings(app, LIMIT_LOGIN_FAILURES="4 per day")
         with races.burst(monkeypatch, Hasher, "verify") as burst:
             answers = burst.send(lambda i: attempt(app.test_client(), user.email,
                                                    ip=f"203.0.113.{i + 10}"))

@@ -7,9 +7,10 @@ import socket
 
 import pytest
 
-from app.domain.tools import tools
+from app.domain.services import services
 from tests.captcha.standin import fresh_token
 from tests.support.accounts import PASSWORD
+from tests.support.settings import change_settings
 
 SIGNUP = "/api/v2/auth/signup"
 FORGOT = "/api/v2/auth/forgot-password"
@@ -120,9 +121,9 @@ def _closed_port() -> int:
 @pytest.mark.parametrize("endpoint", [SIGNUP, *MAIL_ENDPOINTS])
 def test_a_provider_that_does_not_answer_is_a_503(app, client, standin, endpoint, failure):
     standin.down = failure == "down"
-    app.config["CAPTCHA_TIMEOUT"] = 0.3  # the stand-in's slow answer takes 5 s
+    change_settings(app, CAPTCHA_TIMEOUT=0.3)  # the stand-in's slow answer takes 5 s
     if failure == "closed":
-        app.config["CAPTCHA_VERIFY_URL"] = f"http://127.0.0.1:{_closed_port()}/siteverify"
+        change_settings(app, CAPTCHA_VERIFY_URL=f"http://127.0.0.1:{_closed_port()}/siteverify")
     token = fresh_token(failure if failure in ("slow", "garbage") else "pass")
     response = client.post(endpoint, json={"email": "a@example.com", "password": PASSWORD,
                                            "captcha_token": token} if endpoint == SIGNUP
@@ -198,7 +199,7 @@ def test_a_refused_captcha_costs_no_password_hash(app, client, user, monkeypatch
     for _ in range(3):  # from here on, this email's sign-ins are asked for a captcha
         client.post("/api/v2/auth/login", json={"email": user.email, "password": "wrong"})
     with app.app_context():
-        hasher_class = type(tools().hasher)
+        hasher_class = type(services().hasher)
     calls = []
     for name in ("verify", "hash"):
         original = getattr(hasher_class, name)

@@ -11,6 +11,7 @@ from app.web.headers import CONTENT_SECURITY_POLICY
 from tests.captcha.standin import fresh_token
 from tests.support.accounts import PASSWORD
 from tests.support.pages import submit
+from tests.support.settings import change_settings
 
 FIELD = "cf-turnstile-response"
 
@@ -51,7 +52,7 @@ def test_other_pages_keep_the_strict_csp(client, path, own):
     ("recaptcha", ["https://www.google.com/recaptcha/", "https://www.gstatic.com/recaptcha/"]),
 ])
 def test_the_csp_opens_to_the_providers_origins_only(app, client, provider, origins):
-    app.config.update(CAPTCHA_PROVIDER=provider, CAPTCHA_SCRIPT_URL=None)
+    change_settings(app, CAPTCHA_PROVIDER=provider, CAPTCHA_SCRIPT_URL=None)
     policy = client.get("/signup").headers["Content-Security-Policy"]
     joined = " ".join(origins)
     assert f"script-src 'self' {joined}; frame-src {joined}; connect-src {joined}" in policy

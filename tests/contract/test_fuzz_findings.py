@@ -12,7 +12,7 @@ import pytest
 from flask import Flask
 
 from app.domain.errors import InvalidToken
-from app.domain.tools import tools
+from app.domain.services import services
 from app.web.converters import RESERVED
 from tests.support.contract import SITE_REDIRECT_URI
 
@@ -65,4 +65,4 @@ def test_access_token_verify_refuses_a_lone_surrogate_as_invalid(contract_app: F
     the token as UTF-8 first), where it promises InvalidToken or TokenExpired and nothing else.
     Fixed in a9fc772."""
     with contract_app.app_context(), pytest.raises(InvalidToken):
-        tools().access_tokens.verify(token, datetime.now(UTC))
+        services().access_tokens.verify(token, datetime.now(UTC))

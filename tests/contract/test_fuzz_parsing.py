@@ -34,7 +34,7 @@ from werkzeug.test import TestResponse
 
 from app.api import schemas
 from app.domain.errors import InvalidToken, TokenExpired
-from app.domain.tools import tools
+from app.domain.services import services
 from app.web.converters import RESERVED
 from tests.support.apps import dispose_app
 from tests.support.contract import IN_CI, SITE_REDIRECT_URI, build_contract_app
@@ -134,7 +134,7 @@ def sign(app: Flask, claims: dict[str, Any], header: dict[str, Any]) -> str:
     otherwise. Put together by hand: PyJWT will not write odd claims or header fields. (A header
     naming another algorithm is tests/api's business.)"""
     with app.app_context():
-        tokens = tools().access_tokens
+        tokens = services().access_tokens
         key = tokens.keyring.signing_key()
     known = {ISSUER: tokens.issuer, AUDIENCE: tokens.audience}
     claims = {name: known.get(value, value) if isinstance(value, str) else value
@@ -150,7 +150,7 @@ def verify_raw(app: Flask, token: str) -> None:
     """AccessTokens.verify promises the claims, or InvalidToken / TokenExpired: nothing else."""
     note(f"AccessTokens.verify({token!r})")
     with app.app_context(), contextlib.suppress(InvalidToken, TokenExpired):
-        tools().access_tokens.verify(token, datetime.now(UTC))
+        services().access_tokens.verify(token, datetime.now(UTC))
 
 
 # Bearer tokens --------------------------------------------------------------------------------

@@ -441,16 +441,16 @@ def test_cli_rotation_switches_algorithm(app):  # type: ignore[no-untyped-def]
     """The documented way to change algorithm: set SVC_JWT_ALG, run `keys rotate`. The old
     ES256 key must keep verifying until its tokens expire."""
     with app.app_context():
-        from app.domain.tools import tools
+        from app.domain.services import services
 
-        old_kid = tools().access_tokens.keyring.signing_key().kid
+        old_kid = services().access_tokens.keyring.signing_key().kid
     switched = _another_app(app.instance_path, JWT_ALG="EdDSA")
     result = switched.test_cli_runner().invoke(args=["keys", "rotate"])
     assert result.exit_code == 0, result.output
     with switched.app_context():
-        from app.domain.tools import tools
+        from app.domain.services import services
 
-        ring = tools().access_tokens.keyring
+        ring = services().access_tokens.keyring
         assert ring.signing_key().alg == "EdDSA"
         old = ring.verification_key(old_kid)
         assert old is not None and old.alg == "ES256"

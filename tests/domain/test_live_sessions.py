@@ -16,7 +16,8 @@ import pytest
 import redis
 from flask import Flask
 
-from app.domain.tools import TOOLS_KEY, tools
+from app.domain.services import KEY as SERVICES_KEY
+from app.domain.services import services
 from app.infra import live_sessions
 from tests.support.apps import build_app, dispose_app
 from tests.support.http import bearer
@@ -99,7 +100,7 @@ def short_rests(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def a(app: Flask, shared_redis: FakeRedis) -> Flask:
     with app.app_context():
-        tools().live_sessions.redis = shared_redis
+        services().live_sessions.redis = shared_redis
     return app
 
 
@@ -108,7 +109,7 @@ def b(tmp_path: Any, clock: Any, settings: dict[str, Any], database_url: str,
       shared_redis: FakeRedis, a: Flask) -> Iterator[Flask]:
     other = build_app(tmp_path / "instance", clock, settings, database_url)  # same keys
     with other.app_context():
-        tools().live_sessions.redis = shared_redis
+        services().live_sessions.redis = shared_redis
     yield other
     dispose_app(other)
 
@@ -186,7 +187,7 @@ def test_an_instance_that_saw_redis_fail_does_not_trust_its_cache_after(
     assert logout(a, token) == UNSHARED  # A cannot publish (nor tries again for a while)
     shared_redis.failing = False
     wait_rest_out()
-    a_directory = a.extensions[TOOLS_KEY].live_sessions
+    a_directory = a.extensions[SERVICES_KEY].live_sessions
     a_directory._unpublished.clear()  # say A's memory is lost: B must still refuse
     assert verify(b, token) == 401
 
@@ -198,8 +199,8 @@ def test_nothing_read_while_redis_fails_is_cached(a, b, user, login, shared_redi
     shared_redis.failing = False
     wait_rest_out()
     with a.app_context():
-        a.extensions[TOOLS_KEY].live_sessions.redis = FakeRedis()  # A cut off from B's Redis
-        a.extensions[TOOLS_KEY].live_sessions.redis.failing = True
+        a.extensions[SERVICES_KEY].live_sessions.redis = FakeRedis()  # A cut off from B's Redis
+        a.extensions[SERVICES_KEY].live_sessions.redis.failing = True
     assert logout(a, token) == UNSHARED
     assert verify(b, token) == 401
 

@@ -11,6 +11,7 @@ import pytest
 
 from app import create_app
 from app.domain.clients.endpoints import UnsafeEndpoint, check_endpoint
+from tests.support.settings import change_settings
 
 REFUSED = [
     "2002:7f00:1::",  # 6to4 of 127.0.0.1
@@ -37,7 +38,7 @@ def cli(app, *args):
 
 @pytest.fixture
 def production(app):
-    app.config["ENV"] = "production"
+    change_settings(app, ENV="production", checked=False)
     return app
 
 

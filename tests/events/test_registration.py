@@ -16,6 +16,7 @@ from app.domain.clients import sites, webhooks
 from app.domain.clients.endpoints import UnsafeEndpoint, check_endpoint
 from app.extensions import db
 from app.models import ClientSite, Delivery
+from tests.support.settings import change_settings
 
 
 def cli(app, *args):
@@ -76,7 +77,7 @@ def test_settings_sites_and_unknown_sites_are_refused(app):
 # Production: https only, and never an address of ours --------------------------------------
 
 def test_production_refuses_http_and_our_own_addresses_at_registration(app, dns):
-    app.config["ENV"] = "production"
+    change_settings(app, ENV="production", checked=False)
     dns |= {"hooks.example": "127.0.0.1", "lan.example": "10.1.2.3",
             "metadata.example": "169.254.169.254", "public.example": "93.184.216.34"}
     with app.app_context():
@@ -98,7 +99,7 @@ def test_production_refuses_http_and_our_own_addresses_at_registration(app, dns)
 def test_production_checks_again_at_delivery_time(app, dns, make_user, receiver):
     """Registered while its name resolved to a public address; by the delivery it resolves to
     127.0.0.1 (where the receiver listens): nothing is sent, and the delivery fails."""
-    app.config["ENV"] = "production"
+    change_settings(app, ENV="production", checked=False)
     app.extensions["svc-outbox"].lane("events").attempts = 1
     dns["hooks.example"] = "93.184.216.34"
     assert cli(app, "sites", "add", "notes", "--redirect-uri",

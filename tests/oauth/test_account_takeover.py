@@ -21,6 +21,7 @@ from tests.support.oauth import (
     sign_in,
 )
 from tests.support.pages import open_mailed_link, submit
+from tests.support.settings import change_settings
 
 oidc_server = fixtures.oidc_server
 oidc_server_clean = fixtures.oidc_server_clean
@@ -355,7 +356,8 @@ def test_guessing_the_password_on_the_link_page_is_throttled_like_a_sign_in(
     """The proof page is a password form: its guesses count against the account's sign-in
     limits (the database counters), and the right password waits like any other."""
     make_user(VICTIM, email_verified=True)
-    app.config["RATELIMIT_ENABLED"] = True  # the database counters only (flask-limiter was off)
+    # The database counters only (flask-limiter was off).
+    change_settings(app, RATELIMIT_ENABLED=True)
     oidc_server_clean.next_login(sub="guesser", email=VICTIM, email_verified=True)
     assert through_provider(client, "/login/google").headers["Location"] == "/login/link"
     statuses = [submit(client, "/login/link", {"password": f"guess {n}"}).status_code

@@ -5,6 +5,7 @@ from app.domain.clients import sites
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import ClientSite
+from tests.support.settings import change_settings
 
 
 def _cli(app, *args):
@@ -12,8 +13,8 @@ def _cli(app, *args):
 
 
 def test_a_site_registered_as_before_is_a_first_party_public_client(app):
-    app.config["CLIENT_SITES"] = {"symbols": {"redirect_uris": ["https://symbols.example/cb"],
-                                              "origins": []}}
+    change_settings(app, CLIENT_SITES={"symbols": {"redirect_uris": ["https://symbols.example/cb"],
+                                                   "origins": []}})
     _cli(app, "sites", "add", "footprints", "--redirect-uri", "https://footprints.example/cb")
     with app.app_context():
         for name in ("symbols", "footprints"):

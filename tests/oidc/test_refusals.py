@@ -21,6 +21,7 @@ from tests.oidc.helpers import (
     redeem,
 )
 from tests.support.pages import submit
+from tests.support.settings import change_settings
 
 
 @pytest.mark.parametrize("near_miss", [
@@ -209,7 +210,7 @@ def test_a_clients_code_is_no_handoff_code_and_a_handoff_code_is_no_clients(clie
 def test_a_browser_signed_in_before_email_confirmation_was_required_gets_no_code(app, client,
                                                                                 user):
     get_code(client, user, authorize_query(verifier=pkce()))
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = True
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=True)
     response = client.get("/oauth2/authorize", query_string=authorize_query(verifier=pkce()))
     assert response.status_code == 403 and "Location" not in response.headers
     assert response.mimetype == "text/html"

@@ -22,6 +22,7 @@ from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
 from tests.support.passkeys import add_passkey as add_passkey_at
 from tests.support.passkeys import ceremony_options as options
+from tests.support.settings import change_settings
 from tests.support.sites import SYMBOLS
 from tests.support.soft_authenticator import SoftAuthenticator, b64url
 
@@ -280,7 +281,7 @@ def test_a_disabled_account_cannot_sign_in_with_its_passkey(app, client, with_pa
 
 def test_a_passkey_of_an_unconfirmed_account_opens_nothing_when_confirmation_is_required(
         app, client, with_passkey, authenticator):
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = True
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=True)
     with app.app_context():
         db.session.execute(update(User).where(User.id == with_passkey.id)
                            .values(email_verified=False))
@@ -561,8 +562,8 @@ def test_the_pages_that_offer_passkeys_load_only_our_own_script(client, with_pas
 
 
 def test_with_captcha_widget_the_login_policy_opens_to_both(app, client, user):
-    app.config.update(CAPTCHA_MODE="on", CAPTCHA_PROVIDER="turnstile", CAPTCHA_SECRET="s",
-                      CAPTCHA_SITE_KEY="k", CAPTCHA_VERIFY_URL="http://127.0.0.1:9/siteverify")
+    change_settings(app, CAPTCHA_MODE="on", CAPTCHA_PROVIDER="turnstile", CAPTCHA_SECRET="s",
+                    CAPTCHA_SITE_KEY="k", CAPTCHA_VERIFY_URL="http://127.0.0.1:9/siteverify")
     for _ in range(3):  # the sign-in asks for a captcha after a few failures
         submit(client, "/login", {"email": user.email, "password": "not the password"})
     page = submit(client, "/login", {"email": user.email, "password": "not the password"})

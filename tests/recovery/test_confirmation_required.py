@@ -7,6 +7,7 @@ import pytest
 
 from tests.support.accounts import PASSWORD
 from tests.support.pages import open_mailed_link, submit
+from tests.support.settings import change_settings
 from tests.support.sites import PAGE_SITES, SYMBOLS
 
 NEW = "new@example.com"
@@ -43,10 +44,10 @@ def test_v1_login_is_refused_too(client, user):
 
 
 def test_a_session_opened_before_the_setting_cannot_be_refreshed(app, client, user):
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = False
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=False)
     tokens = client.post("/api/v2/auth/login",
                          json={"email": user.email, "password": PASSWORD}).get_json()
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = True
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=True)
     for path in ("/api/v2/auth/refresh", "/api/v1/auth/refresh"):
         response = client.post(path, json={"refresh_token": tokens["refresh_token"]})
         assert response.status_code == 403 and response.get_json()["code"] == \
@@ -68,10 +69,10 @@ def test_hosted_login_explains_and_opens_no_session(client, user):
 
 def test_single_sign_on_of_a_browser_signed_in_before_the_setting_gets_no_code(app, client,
                                                                              user):
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = False
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=False)
     assert submit(client, "/login", {"email": user.email, "password": PASSWORD}).status_code \
         == 302
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = True
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=True)
     response = client.get("/login", query_string={"redirect_uri": SYMBOLS})
     assert response.status_code == 403
     assert "Location" not in response.headers
@@ -80,11 +81,11 @@ def test_single_sign_on_of_a_browser_signed_in_before_the_setting_gets_no_code(a
 def test_a_handoff_code_issued_before_the_setting_is_not_redeemed(app, client, user):
     """The code was issued while the setting was off; redeeming it opens a session, which the
     setting now forbids."""
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = False
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=False)
     submit(client, "/login", {"email": user.email, "password": PASSWORD})
     location = client.get("/login", query_string={"redirect_uri": SYMBOLS}).headers["Location"]
     code = location.split("code=")[1].split("&")[0]
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = True
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=True)
     response = client.post("/api/v2/auth/exchange-code",
                            json={"code": code, "provider": "password"})
     assert response.status_code == 403 and response.get_json()["code"] == "email_not_confirmed"

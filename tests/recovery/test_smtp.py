@@ -29,6 +29,7 @@ from app.infra.lanes import MAIL
 from app.models import MailJob
 from tests.support.accounts import PASSWORD
 from tests.support.pages import open_mailed_link
+from tests.support.settings import change_settings
 
 
 class Collector:
@@ -267,7 +268,7 @@ def test_a_link_kept_under_another_secret_key_is_made_again(app, client, user, s
     ask_reset(client, user.email)
     sent_then_killed(app)
     other = next_app()
-    other.config["SECRET_KEY"] = "another key"
+    change_settings(other, SECRET_KEY="another key")
     outbox = other.extensions["svc-outbox"]
     outbox.clock = lambda: system_clock() + outbox.lease + timedelta(seconds=1)
     drain(other)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TypeVar
 
-from flask import current_app
 from sqlalchemy import delete, select, update
 
 from app.db.rows import add_unless_taken
@@ -21,11 +20,12 @@ from app.domain.events import EventType
 from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
+from app.domain.services import services
 from app.domain.sessions import sessions
 from app.domain.sessions.destinations import Finishing
 from app.domain.text import N_
-from app.domain.tools import tools
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import AuthSession, MailJob, OneTimeToken, User
 
 T = TypeVar("T")
@@ -62,10 +62,10 @@ def check_password_policy(password: str, email: str, pointer: str = "#/password"
                           breach_lookup: bool = True) -> None:
     """The password policy (passwords.py), then, unless `breach_lookup` is False, the breach
     corpus (breached.py: a call to another service, so after every local rule)."""
-    config = current_app.config
-    check_policy(password, email=email, brand=config["BRAND"], pointer=pointer,
-                 min_length=int(config["PASSWORD_MIN_LENGTH"]),
-                 max_length=int(config["PASSWORD_MAX_LENGTH"]))
+    config = settings()
+    check_policy(password, email=email, brand=config.brand, pointer=pointer,
+                 min_length=config.password_min_length,
+                 max_length=config.password_max_length)
     if breach_lookup:
         breached.check(password, pointer)
 
@@ -92,7 +92,7 @@ def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | Non
     check_password_policy(password, email)
     if address_taken(email):  # answer at once, without hashing for nothing
         raise EmailTaken()
-    return email, tools().hasher.hash(password)
+    return email, services().hasher.hash(password)
 
 
 @writes
@@ -144,13 +144,13 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo,
     user = second_factors.find_with_factors(User.email_key == addresses.key(untrusted_email))
     attempt = throttle.login_attempt(addresses.key(untrusted_email), user, client, device)
     # The hashing runs in a read transaction, which holds no lock on any database.
-    result = tools().hasher.verify(user.password_hash if user else None, password)
+    result = services().hasher.verify(user.password_hash if user else None, password)
     if user is None or not result.ok or user.disabled_at is not None:
         record_failed_login(user, client)  # (counted by login_attempt already)
         raise InvalidCredentials()
     throttle.login_succeeded(attempt)
     if result.needs_rehash:
-        _store_hash(user, tools().hasher.hash(password))
+        _store_hash(user, services().hasher.hash(password))
     return user
 
 
@@ -193,12 +193,12 @@ def change_password(user: User, current_password: str, new_password: str, client
             and not step_up.recently_signed_in(session)):
         raise StepUpRequired()
     attempt = throttle.password_change_attempt(user)
-    if not tools().hasher.verify(user.password_hash, current_password).ok:
+    if not services().hasher.verify(user.password_hash, current_password).ok:
         record_failed_login(user, client)
         raise InvalidCredentials("The current password is not right.")
     throttle.password_change_succeeded(attempt)
     check_password_policy(new_password, user.email, pointer="#/new_password")
-    _apply_password_change(user, tools().hasher.hash(new_password), client, session, code)
+    _apply_password_change(user, services().hasher.hash(new_password), client, session, code)
 
 
 @writes

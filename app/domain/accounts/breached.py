@@ -11,11 +11,10 @@ from __future__ import annotations
 import hashlib
 import logging
 
-from flask import current_app
-
 from app.domain.errors import WeakPassword
 from app.domain.text import N_
 from app.infra import password_ranges
+from app.infra.settings import settings
 
 log = logging.getLogger("svc_auth.breached_passwords")
 PREFIX_LENGTH = 5
@@ -34,8 +33,8 @@ class PasswordBreached(WeakPassword):
 def check(password: str, pointer: str = "#/password") -> None:
     """PasswordBreached when the range API lists the password; nothing when the setting is
     empty (no call) or the lookup fails (logged, without the password or its hash)."""
-    config = current_app.config
-    base_url = str(config["BREACHED_PASSWORDS_URL"] or "").strip()
+    config = settings()
+    base_url = config.breached_passwords_url.strip()
     if not base_url:
         return
     # (surrogatepass: a lone surrogate, which only a command line can pass, still hashes)
@@ -44,7 +43,7 @@ def check(password: str, pointer: str = "#/password") -> None:
     prefix, suffix = digest[:PREFIX_LENGTH], digest[PREFIX_LENGTH:]
     try:
         listed = password_ranges.suffixes(base_url, prefix,
-                                          float(config["BREACHED_PASSWORDS_TIMEOUT"]))
+                                          config.breached_passwords_timeout)
     except password_ranges.Unavailable as error:
         log.warning("breached-password lookup failed (%s): the password is accepted", error)
         return

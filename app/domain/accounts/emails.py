@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from babel.lists import format_list
-from flask import current_app, render_template
+from flask import render_template
 from flask_babel import force_locale, get_locale
 from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
@@ -20,6 +20,7 @@ from app.domain.clients import sites
 from app.domain.device_names import describe
 from app.extensions import db
 from app.infra.mail import Message
+from app.infra.settings import settings
 from app.models import User
 
 DEFAULT_LANGUAGE = "en"
@@ -35,8 +36,8 @@ def _message(to: str, subject: LazyString, template: str, *, language: str | Non
              **context: Any) -> Message:
     # Every mail names the account exactly as stored (domain/addresses.py), so a look-alike
     # address shows for what it is.
-    public_url = current_app.config["PUBLIC_URL"]
-    context = {"brand": current_app.config["BRAND"], "account": to,
+    public_url = settings().public_url
+    context = {"brand": settings().brand, "account": to,
                "forgot_link": f"{public_url}/forgot-password",
                "account_link": f"{public_url}/account", **context}
     with force_locale(language or _language_of(to)):
@@ -48,7 +49,7 @@ def _message(to: str, subject: LazyString, template: str, *, language: str | Non
 def _link(path: str, token: str, **params: str) -> str:
     # Always the configured address, never the request's Host header (which an attacker sets).
     query = urlencode({"token": token, **params})
-    return f"{current_app.config['PUBLIC_URL']}{path}?{query}"
+    return f"{settings().public_url}{path}?{query}"
 
 
 def reset_password(to: str, token: str, minutes: int, site: str | None = None) -> Message:
@@ -102,7 +103,7 @@ def confirm_email(to: str, token: str) -> Message:
 
 def invitation(to: str, token: str, days: int) -> Message:
     """An account an operator opened: the link sets its first password (a reset link)."""
-    return _message(to, _l("Your %(brand)s account", brand=current_app.config["BRAND"]),
+    return _message(to, _l("Your %(brand)s account", brand=settings().brand),
                     "invitation", link=_link("/reset-password", token), days=days)
 
 

@@ -33,9 +33,9 @@ from app.domain.errors import (
 from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
+from app.domain.services import services
 from app.domain.sessions import sessions
 from app.domain.sessions.destinations import Finishing
-from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, Identity, MailJob, User
 
@@ -95,7 +95,7 @@ def link_with_password(user_id: str, profile: Profile, password: str, client: Cl
     limits and counters (RateLimited)."""
     user = _account_to_prove(user_id, profile)
     attempt = throttle.login_attempt(user.email_key, user, client, device)
-    if not tools().hasher.verify(user.password_hash, password).ok:
+    if not services().hasher.verify(user.password_hash, password).ok:
         accounts.record_failed_login(user, client)
         raise InvalidCredentials("The password is not right.")
     throttle.login_succeeded(attempt)

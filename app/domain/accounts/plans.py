@@ -5,20 +5,11 @@ SVC_DEFAULT_PLAN, which the catalogue holds."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from typing import Any
-
-from flask import current_app
-
 from app.domain.errors import InvalidBody
 from app.domain.text import N_, Words, is_printable
+from app.infra.settings import PLAN, WHAT_A_PLAN_IS, SettingError, settings
 
-# The anchors are for the OpenAPI document's pattern; here it is always fullmatch (Python's `$`
-# matches before a final line break, so match would take "pro\n").
-PLAN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-WHAT_A_PLAN_IS = ("up to 32 lower-case letters, digits, dashes and underscores, starting with "
-                  "a letter or a digit")
+__all__ = ["PLAN", "WHAT_A_PLAN_IS", "UnknownPlan", "catalogue", "check", "default"]
 
 
 class UnknownPlan(InvalidBody):
@@ -49,7 +40,7 @@ def display_name(plan: str, language: str) -> str:
     """What a person reads for `plan` on a page in `language`: SVC_PLAN_NAMES's name (in that
     language, else English, else its first), our own name for free, pro and team (Words, which
     the pages translate), else the plan word itself."""
-    named = _names(current_app.config["PLAN_NAMES"]).get(plan)
+    named = _names(settings().plan_names).get(plan)
     if named:
         return named.get(language) or named.get("en") or next(iter(named.values()))
     return NAMES.get(plan, plan)
@@ -78,57 +69,19 @@ def _names(setting: object) -> dict[str, dict[str, str]]:
 
 def default() -> str:
     """The plan of a new account that is given none (sign-up, a provider's first sign-in)."""
-    return str(_as_read(current_app.config["DEFAULT_PLAN"]))
+    return settings().default_plan
 
 
 def catalogue() -> tuple[str, ...]:
     """The plans there are (SVC_PLANS)."""
-    return _words(current_app.config["PLANS"])
+    return settings().plans
 
 
-def _as_read(setting: object) -> object:
-    """Flask reads SVC_* values as JSON when they are: SVC_PLANS=5 comes as the number 5."""
-    return str(setting) if type(setting) is int else setting
-
-
-DEFAULT_CATALOGUE = "free,pro,team"
-
-
-def _words(setting: object) -> tuple[str, ...]:
-    """SVC_PLANS as plan words ("free,pro,team", or a list from code); the default catalogue
-    when unset or empty. ValueError saying what is wrong."""
-    setting = _as_read(setting)
-    if setting is None or (isinstance(setting, str) and not setting.strip()):
-        setting = DEFAULT_CATALOGUE
-    items = setting.split(",") if isinstance(setting, str) else setting
-    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
-        raise ValueError("it is a list of plans")
-    words = tuple(item.strip() for item in items)
-    for word in words:
-        if not PLAN.fullmatch(word):
-            raise ValueError(f"{word!r} is not a plan ({WHAT_A_PLAN_IS})")
-    if len(set(words)) != len(words):
-        raise ValueError("a plan is named twice")
-    return words
-
-
-def check_settings(config: Mapping[str, Any]) -> None:
-    """Refuse to start with a malformed catalogue, or a default plan outside it."""
+def check_names(setting: object) -> None:
+    """Refuse to start with a malformed SVC_PLAN_NAMES (called where the settings are parsed)."""
     try:
-        offered = _words(config["PLANS"])
+        _names(setting)
     except ValueError as error:
-        raise RuntimeError(f"SVC_PLANS must be plans separated by commas, such as "
-                           f"\"free,pro,team\": {error}.") from None
-    try:
-        _names(config["PLAN_NAMES"])
-    except ValueError as error:
-        raise RuntimeError(f"SVC_PLAN_NAMES must be a JSON object such as "
+        raise SettingError(f"SVC_PLAN_NAMES must be a JSON object such as "
                            f"{{\"pro\": {{\"en\": \"Pro\", \"de\": \"Profi\"}}}}: {error}."
                            ) from None
-    fallback = _as_read(config["DEFAULT_PLAN"])
-    if not isinstance(fallback, str) or not PLAN.fullmatch(fallback):
-        raise RuntimeError(f"SVC_DEFAULT_PLAN must be a plan: {WHAT_A_PLAN_IS}.")
-    if fallback not in offered:
-        raise RuntimeError(f"SVC_DEFAULT_PLAN is {fallback}, which is not one of SVC_PLANS "
-                           f"({', '.join(offered)}): new accounts would get a plan there is "
-                           f"not. Add it to SVC_PLANS or set SVC_DEFAULT_PLAN to one of them.")

@@ -17,6 +17,7 @@ from requests import RequestException
 
 from app.domain import addresses, text
 from app.domain.errors import InvalidBody, ProviderFailed, ProviderNotEnabled, UnknownProvider
+from app.infra.settings import Settings
 
 PROVIDERS = ("google", "github")
 DISPLAY_NAMES = {"google": "Google", "github": "GitHub", "password": "password"}
@@ -67,26 +68,25 @@ class Authorization:
     nonce: str | None
 
 
-def register_providers(app: Flask) -> None:
+def register_providers(app: Flask, config: Settings) -> None:
     """One authlib registry per app, holding the providers that have credentials."""
     oauth = OAuth(app)
-    config = app.config
-    timeout = {"default_timeout": float(config["PROVIDER_TIMEOUT"])}
-    if config["GOOGLE_CLIENT_ID"] and config["GOOGLE_CLIENT_SECRET"]:
+    timeout = {"default_timeout": config.provider_timeout}
+    if config.google_client_id and config.google_client_secret:
         oauth.register(
-            "google", client_id=config["GOOGLE_CLIENT_ID"],
-            client_secret=config["GOOGLE_CLIENT_SECRET"],
-            server_metadata_url=config["GOOGLE_METADATA_URL"],
+            "google", client_id=config.google_client_id,
+            client_secret=config.google_client_secret,
+            server_metadata_url=config.google_metadata_url,
             client_kwargs={"scope": "openid email profile", "code_challenge_method": "S256",
                            **timeout},
         )
-    if config["GITHUB_CLIENT_ID"] and config["GITHUB_CLIENT_SECRET"]:
+    if config.github_client_id and config.github_client_secret:
         oauth.register(
-            "github", client_id=config["GITHUB_CLIENT_ID"],
-            client_secret=config["GITHUB_CLIENT_SECRET"],
-            authorize_url=config["GITHUB_AUTHORIZE_URL"],
-            access_token_url=config["GITHUB_TOKEN_URL"],
-            api_base_url=config["GITHUB_API_URL"].rstrip("/") + "/",
+            "github", client_id=config.github_client_id,
+            client_secret=config.github_client_secret,
+            authorize_url=config.github_authorize_url,
+            access_token_url=config.github_token_url,
+            api_base_url=config.github_api_url.rstrip("/") + "/",
             client_kwargs={"scope": "read:user user:email", "code_challenge_method": "S256",
                            "token_endpoint_auth_method": "client_secret_post", **timeout},
         )

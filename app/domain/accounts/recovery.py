@@ -8,8 +8,6 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
-from flask import current_app
-
 from app.db.transactions import writes
 from app.domain import audit, events
 from app.domain.accounts import accounts, emails, identities, mailed_links
@@ -19,10 +17,11 @@ from app.domain.events import EventType
 from app.domain.factors import passkeys, second_factors
 from app.domain.limits import throttle
 from app.domain.mail.outbox import Job, schedule
+from app.domain.services import services
 from app.domain.sessions import sessions
-from app.domain.tools import tools
 from app.extensions import db
 from app.infra.mail import Message
+from app.infra.settings import settings
 from app.models import MailJob, OneTimeToken, User
 
 RESET = OneTimeToken.RESET_PASSWORD
@@ -32,7 +31,7 @@ INVITATION_TTL = timedelta(days=7)
 
 
 def _reset_ttl() -> timedelta:
-    return timedelta(seconds=int(current_app.config["RESET_TOKEN_TTL"]))
+    return timedelta(seconds=settings().reset_token_ttl)
 
 
 # Forgotten password --------------------------------------------------------------------------
@@ -89,7 +88,7 @@ def reset_password(raw: str, new_password: str, client: ClientInfo) -> None:
             user.password_changed_at and row.created_at < user.password_changed_at):
         raise InvalidResetToken()
     accounts.check_password_policy(new_password, user.email, pointer="#/new_password")
-    new_hash = tools().hasher.hash(new_password)  # outside the write transaction
+    new_hash = services().hasher.hash(new_password)  # outside the write transaction
     _apply_reset(row, user, new_hash, client)
 
 

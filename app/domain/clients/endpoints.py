@@ -8,9 +8,8 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-from flask import current_app
-
 from app.domain.errors import InvalidBody
+from app.infra.settings import settings
 from app.infra.site_http import addresses_of, is_public
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -24,7 +23,7 @@ def check_endpoint(url: str, *, production: bool | None = None, resolve: bool = 
     """`url`, or UnsafeEndpoint saying why not (`production`: the app's SVC_ENV unless given).
     Without `resolve`, a host name's addresses are not looked up (settings, read at start)."""
     if production is None:
-        production = current_app.config["ENV"] == "production"
+        production = settings().production
     parts = urlsplit(url)
     if not parts.hostname or parts.username or parts.password or parts.fragment:
         raise UnsafeEndpoint(f"{url!r} needs a host, and no user, password or fragment.")

@@ -22,7 +22,7 @@ from app.db.driver_query import DriverQuery
 from app.db.rows import changed
 from app.db.transactions import until_commit
 from app.domain.clients.sites import all_sites
-from app.domain.tools import tools
+from app.domain.services import services
 from app.extensions import db
 from app.models import SiteRegistryMark
 
@@ -47,7 +47,7 @@ class FamilyOrigins:
 
     def allows(self, untrusted_origin: str) -> bool:
         copy = self._copy
-        live = tools().live_sessions
+        live = services().live_sessions
         version = live.feed_version()
         if version is not None:  # the feed decides
             if copy is None or copy.version != version:
@@ -82,7 +82,7 @@ class FamilyOrigins:
 def note_sites_changed() -> None:
     """A registered site changes in the open transaction: its mark changes with it, and once it
     commits every worker of every instance is told (the feed)."""
-    live = tools().live_sessions
+    live = services().live_sessions
     until_commit(_CHANGED, _new_mark, lambda _mark: live.publish_sites_changed())
 
 

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import current_app
-
 from app.db.transactions import writes
 from app.domain import text
 from app.domain.clients import branding
@@ -31,6 +29,7 @@ from app.domain.clock import now
 from app.domain.errors import InvalidBody
 from app.domain.tokens import tokens
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import ClientSite, ServiceClient
 
 
@@ -121,7 +120,7 @@ def check_new_client_id(name: str) -> None:
 
 
 def reserved_names() -> tuple[str, ...]:
-    return current_app.config["JWT_AUDIENCE"], current_app.config["ADMIN_AUDIENCE"]
+    return settings().jwt_audience, settings().admin_audience
 
 
 def check_settings(client_sites: Any, *, reserved: tuple[str, ...] = (),

@@ -9,17 +9,17 @@ import secrets
 from dataclasses import dataclass
 from enum import StrEnum
 
-from flask import current_app
 from sqlalchemy import select
 
 from app.db.transactions import writes
 from app.domain.clients import registration, sites
 from app.domain.clock import now
 from app.domain.errors import AuthError, InsufficientScope, InvalidBody, InvalidToken
+from app.domain.services import services
 from app.domain.tokens import tokens
 from app.domain.tokens.tokens import ClientClaims
-from app.domain.tools import tools
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import ServiceClient
 
 AUTH_METHOD = "client_secret_basic"  # HTTP Basic: what billing and support scripts send
@@ -55,8 +55,8 @@ def authenticate(untrusted_token: str, needed: AdminScope, *or_: AdminScope) -> 
     `or_`): InvalidToken for anything but a live token of a registered service client (a
     person's, an ID token, a site's own, a removed client's, even once another is added under
     its name), InsufficientScope naming `needed` for one without the scope."""
-    claims = tools().access_tokens.verify_client_token(
-        untrusted_token, now(), current_app.config["ADMIN_AUDIENCE"])
+    claims = services().access_tokens.verify_client_token(
+        untrusted_token, now(), settings().admin_audience)
     service = _issued_to(claims)
     if service is None:
         raise InvalidToken()
@@ -70,8 +70,8 @@ def caller_of(untrusted_token: str) -> str | None:
     """The client id of a valid admin token (whatever its scopes), for counting its requests:
     never a removed client's, whose requests must not use up its successor's budget."""
     try:
-        claims = tools().access_tokens.verify_client_token(
-            untrusted_token, now(), current_app.config["ADMIN_AUDIENCE"])
+        claims = services().access_tokens.verify_client_token(
+            untrusted_token, now(), settings().admin_audience)
     except AuthError:
         return None
     service = _issued_to(claims)

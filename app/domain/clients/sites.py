@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import current_app
 from sqlalchemy import select
 
 from app.domain.clients.branding import Branding
 from app.domain.errors import InvalidRedirectUri, UnknownCallback
 from app.domain.tokens import tokens
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import ClientSite
 
 SITE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
@@ -138,7 +138,7 @@ def _from_settings(name: str, entry: dict[str, Any]) -> Site:
 
 def all_sites() -> dict[str, Site]:
     sites = {row.name: _from_row(row) for row in db.session.scalars(select(ClientSite))}
-    for name, entry in (current_app.config["CLIENT_SITES"] or {}).items():
+    for name, entry in settings().client_sites.items():
         sites[name] = _from_settings(name, entry)
     return sites
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from cryptography.exceptions import InvalidTag
-from flask import current_app
 
 from app.db.transactions import writes
 from app.domain.clients.endpoints import check_endpoint
@@ -23,6 +22,7 @@ from app.domain.clock import now
 from app.domain.errors import InvalidBody
 from app.domain.tokens import tokens
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import ClientSite
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (a prefix)
@@ -62,7 +62,7 @@ def endpoint_of(site: Site) -> Endpoint | None:
     if site.webhook_url is None:
         return None
     if site.from_settings:
-        entry = current_app.config["CLIENT_SITES"][site.name]
+        entry = settings().client_sites[site.name]
         return Endpoint(site.webhook_url, (str(entry["webhook_secret"]),))
     row = db.session.get(ClientSite, site.name)
     if row is None or row.webhook_secret_sealed is None:
@@ -110,7 +110,7 @@ def remove_webhook(name: str) -> None:
 
 
 def _site_row(name: str) -> ClientSite:
-    if name in (current_app.config["CLIENT_SITES"] or {}):
+    if name in settings().client_sites:
         raise InvalidBody(f"{name} comes from SVC_CLIENT_SITES: set webhook_url and "
                           "webhook_secret there.")
     row = db.session.get(ClientSite, name)
@@ -124,7 +124,7 @@ def _key(secret: str) -> bytes:
 
 
 def _holder(name: str) -> str:
-    return f"{current_app.config['SECRET_KEY']}\0{name}"
+    return f"{settings().secret_key}\0{name}"
 
 
 def _new_sealed(name: str) -> tuple[bytes, str]:

@@ -5,7 +5,6 @@ before the factor existed outlives it (passkeys do the same: factors/passkeys.py
 from __future__ import annotations
 
 import pyotp
-from flask import current_app
 from sqlalchemy import delete
 
 from app.db.transactions import kept, writes
@@ -18,6 +17,7 @@ from app.domain.factors.step_up import step_up
 from app.domain.limits import throttle
 from app.domain.sessions import sessions
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import AuthSession, MailJob, TotpFactor, User
 
 
@@ -47,7 +47,7 @@ def pending_secret(user: User) -> str | None:
 
 def provisioning_uri(user: User, secret: str) -> str:
     return pyotp.TOTP(secret).provisioning_uri(name=user.email,
-                                               issuer_name=current_app.config["BRAND"])
+                                               issuer_name=settings().brand)
 
 
 @writes

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import webauthn
-from flask import current_app
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from webauthn.helpers import base64url_to_bytes
@@ -42,6 +41,7 @@ from app.domain.factors.step_up import step_up
 from app.domain.sessions import sessions
 from app.domain.sessions.destinations import Finishing
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import AuthSession, MailJob, Passkey, PasskeyChallenge, PendingSignIn, User
 
 T = TypeVar("T")
@@ -59,13 +59,13 @@ SECOND_STEP_ONLY = ("Since the password was reset, this passkey signs in only af
 # The relying party -----------------------------------------------------------------------------
 
 def _rp_id() -> str:
-    return urlsplit(current_app.config["PUBLIC_URL"]).hostname or "localhost"
+    return urlsplit(settings().public_url).hostname or "localhost"
 
 
 def _origin() -> str:
     """SVC_PUBLIC_URL's origin as a browser sends it: the host in lower case, no default port
     (`https://auth.example:443` is `https://auth.example` to a browser)."""
-    parts = urlsplit(current_app.config["PUBLIC_URL"])
+    parts = urlsplit(settings().public_url)
     default_port = {"http": 80, "https": 443}.get(parts.scheme)
     port = f":{parts.port}" if parts.port not in (None, default_port) else ""
     return f"{parts.scheme}://{parts.hostname}{port}"
@@ -169,7 +169,7 @@ def registration_options(user: User, session: AuthSession) -> str:
     how the account signs in: a recent sign-in, and an address someone proved."""
     _may_register(user, session)
     options = webauthn.generate_registration_options(
-        rp_id=_rp_id(), rp_name=current_app.config["BRAND"], user_id=_user_handle(user.id),
+        rp_id=_rp_id(), rp_name=settings().brand, user_id=_user_handle(user.id),
         user_name=user.email, user_display_name=user.full_name or user.email,
         challenge=_new_challenge(PasskeyChallenge.REGISTER, user_id=user.id),
         timeout=CHALLENGE_TTL * 1000,

@@ -10,8 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from flask import current_app
-
 from app.db.batches import delete_batched
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
@@ -26,6 +24,7 @@ from app.domain.sessions import destinations, sessions
 from app.domain.sessions.destinations import Destination
 from app.domain.tokens import tokens
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import PendingSignIn, User
 
 # Checks the proof of a second factor for a pending sign-in (and uses it up): the method it
@@ -43,7 +42,7 @@ class SecondFactorRequired:
 
 
 def _ttl() -> int:
-    return int(current_app.config["MFA_PENDING_TTL"])
+    return settings().mfa_pending_ttl
 
 
 @writes
@@ -102,7 +101,7 @@ def prove(raw: str, purpose: Purpose, client: ClientInfo, proof: Proof) -> Prove
     pending = live_pending(raw, purpose)
     user = db.session.get_one(User, pending.user_id)
     attempt = throttle.second_factor_attempt(user.id, pending.token_hash)
-    attempts = int(current_app.config["MFA_PENDING_ATTEMPTS"])
+    attempts = settings().mfa_pending_attempts
     if attempt.pending_attempts > attempts:
         raise InvalidMfaToken()  # spent by the wrong codes of concurrent attempts
     method = proof(user, pending) if user.disabled_at is None else None

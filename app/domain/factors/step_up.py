@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from flask import current_app
-
 from app.db.transactions import kept
 from app.domain import audit
 from app.domain.audit import ClientInfo
@@ -13,12 +11,13 @@ from app.domain.clock import now
 from app.domain.errors import InvalidSecondFactor, StepUpRequired
 from app.domain.factors import codes, second_factors
 from app.domain.limits import throttle
+from app.infra.settings import settings
 from app.models import AuthSession, User
 
 
 def recently_signed_in(session: AuthSession) -> bool:
     return now() - session.created_at <= timedelta(
-        seconds=int(current_app.config["STEP_UP_SECONDS"]))
+        seconds=settings().step_up_seconds)
 
 
 def step_up(user: User, session: AuthSession, code: str | None, *,

@@ -9,7 +9,6 @@ import json
 from dataclasses import asdict
 from datetime import timedelta
 
-from flask import current_app
 from sqlalchemy import String, cast, delete, or_, select, update
 
 from app.db.transactions import writes
@@ -23,6 +22,7 @@ from app.domain.mail.outbox import Job, schedule
 from app.domain.sessions import sessions
 from app.extensions import db
 from app.infra.mail import Message
+from app.infra.settings import settings
 from app.models import (
     AuditEvent,
     AuthSession,
@@ -49,7 +49,7 @@ class DeletionScheduled(AuthError):
 
 
 def grace() -> timedelta:
-    return timedelta(days=int(current_app.config["ACCOUNT_DELETION_GRACE_DAYS"]))
+    return timedelta(days=settings().account_deletion_grace_days)
 
 
 @writes

@@ -11,8 +11,8 @@ from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidCredentials, SessionRevoked, StepUpRequired
 from app.domain.factors import step_up
 from app.domain.limits import throttle
+from app.domain.services import services
 from app.domain.sessions import sessions
-from app.domain.tools import tools
 from app.models import AuthSession, User
 
 
@@ -27,7 +27,7 @@ def check_owner(user: User, session: AuthSession, client: ClientInfo, *,
         if not password:
             raise StepUpRequired("Send the account's password.")
         attempt = throttle.password_change_attempt(user)
-        if not tools().hasher.verify(user.password_hash, password).ok:
+        if not services().hasher.verify(user.password_hash, password).ok:
             accounts.record_failed_login(user, client)
             raise InvalidCredentials("The password is not right.")
         throttle.password_change_succeeded(attempt)

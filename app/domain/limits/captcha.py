@@ -11,8 +11,6 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
-from flask import current_app
 from redis import RedisError
 
 from app.db.rows import add_unless_taken
@@ -22,8 +20,10 @@ from app.domain.audit import ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.limits.captcha_errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailable
+from app.domain.services import services
 from app.domain.tokens import tokens
-from app.domain.tools import tools
+from app.infra.captcha import PROVIDERS, Provider, siteverify
+from app.infra.settings import settings
 from app.models import FailureCounter
 from app.observability import count_captcha
 
@@ -42,39 +42,6 @@ TOKEN_LIFETIME = timedelta(minutes=10)  # longer than any provider keeps a token
 REPLAY_SCOPE = "captcha-token"
 
 
-@dataclass(frozen=True)
-class Provider:
-    verify_url: str
-    script_url: str
-    origins: tuple[str, ...]  # what the page with the widget may load from (CSP)
-    widget_class: str  # the element the provider's script turns into a widget
-    form_field: str  # the hidden field the widget fills in with the token
-    style_from_origins: bool = False  # the provider's documented CSP asks for style-src too
-
-
-PROVIDERS = {
-    "turnstile": Provider(
-        "https://challenges.cloudflare.com/turnstile/v0/siteverify",
-        "https://challenges.cloudflare.com/turnstile/v0/api.js",
-        ("https://challenges.cloudflare.com",), "cf-turnstile", "cf-turnstile-response"),
-    "hcaptcha": Provider(
-        "https://api.hcaptcha.com/siteverify", "https://js.hcaptcha.com/1/api.js",
-        ("https://hcaptcha.com", "https://*.hcaptcha.com"), "h-captcha", "h-captcha-response",
-        style_from_origins=True),
-    "recaptcha": Provider(
-        "https://www.google.com/recaptcha/api/siteverify", "https://www.google.com/recaptcha/api.js",
-        ("https://www.google.com/recaptcha/", "https://www.gstatic.com/recaptcha/"),
-        "g-recaptcha", "g-recaptcha-response"),
-}
-
-# The providers' documented always-pass secrets: never in production.
-TEST_SECRETS = frozenset({
-    "1x0000000000000000000000000000000AA",  # Turnstile
-    "0x0000000000000000000000000000000000000000",  # hCaptcha
-    "6LeIxAcTAAAAAGG-vFI1TnRWxMZNFuojJ4WifJWe",  # reCAPTCHA v2
-})
-
-
 class Outcome(StrEnum):
     """What a check found: the metric's `result` label."""
 
@@ -86,29 +53,6 @@ class Outcome(StrEnum):
     WRONG_ACTION = "wrong_action"
     LOW_SCORE = "low_score"
     UNAVAILABLE = "unavailable"
-
-
-def check_settings(config: dict[str, Any]) -> None:
-    """Refuse to start with captcha settings that cannot work, or that are unsafe in production."""
-    mode, provider = config["CAPTCHA_MODE"], config["CAPTCHA_PROVIDER"]
-    if mode not in list(Mode):
-        raise RuntimeError("SVC_CAPTCHA_MODE must be off, report or on.")
-    if provider is not None and provider not in PROVIDERS:
-        raise RuntimeError("SVC_CAPTCHA_PROVIDER must be turnstile, hcaptcha or recaptcha.")
-    if mode != Mode.OFF and not (provider and config["CAPTCHA_SECRET"]
-                              and config["CAPTCHA_SITE_KEY"]):
-        raise RuntimeError(f"SVC_CAPTCHA_MODE={mode} needs SVC_CAPTCHA_PROVIDER,"
-                           " SVC_CAPTCHA_SECRET and SVC_CAPTCHA_SITE_KEY.")
-    if not 0.0 <= float(config["CAPTCHA_MIN_SCORE"]) <= 1.0:
-        raise RuntimeError("SVC_CAPTCHA_MIN_SCORE must be between 0 and 1.")
-    if not 0 < float(config["CAPTCHA_TIMEOUT"]) <= 10:
-        raise RuntimeError("SVC_CAPTCHA_TIMEOUT must be between 0 and 10 seconds.")
-    if config["ENV"] != "production" or not provider:
-        return
-    if not config["CAPTCHA_SECRET"]:
-        raise RuntimeError("SVC_CAPTCHA_PROVIDER needs SVC_CAPTCHA_SECRET in production.")
-    if config["CAPTCHA_SECRET"] in TEST_SECRETS:
-        raise RuntimeError("SVC_CAPTCHA_SECRET is a provider's always-pass test secret.")
 
 
 # The settings, as one value ------------------------------------------------------------------
@@ -139,7 +83,7 @@ class Captcha:
     def origins(self) -> tuple[str, ...]:
         """Where the page with the widget loads from: the provider's, or the configured
         script's origin."""
-        if current_app.config["CAPTCHA_SCRIPT_URL"]:
+        if settings().captcha_script_url:
             parts = urlsplit(self.script_url)
             return (f"{parts.scheme}://{parts.netloc}",)
         return self.provider.origins
@@ -147,17 +91,17 @@ class Captcha:
 
 def configured() -> Captcha | None:
     """The captcha settings, or None when the mode is off."""
-    config = current_app.config
-    if config["CAPTCHA_MODE"] == Mode.OFF:
+    config = settings()
+    if config.captcha_mode == Mode.OFF or config.captcha_provider is None:
         return None
-    provider = PROVIDERS[config["CAPTCHA_PROVIDER"]]
+    provider = PROVIDERS[config.captcha_provider]
     return Captcha(
-        mode=Mode(config["CAPTCHA_MODE"]), name=config["CAPTCHA_PROVIDER"], provider=provider,
-        secret=str(config["CAPTCHA_SECRET"]), site_key=str(config["CAPTCHA_SITE_KEY"]),
-        verify_url=config["CAPTCHA_VERIFY_URL"] or provider.verify_url,
-        script_url=config["CAPTCHA_SCRIPT_URL"] or provider.script_url,
-        timeout=float(config["CAPTCHA_TIMEOUT"]), min_score=float(config["CAPTCHA_MIN_SCORE"]),
-        action=config["CAPTCHA_ACTION"] or None)
+        mode=Mode(config.captcha_mode), name=config.captcha_provider, provider=provider,
+        secret=str(config.captcha_secret), site_key=str(config.captcha_site_key),
+        verify_url=config.captcha_verify_url or provider.verify_url,
+        script_url=config.captcha_script_url or provider.script_url,
+        timeout=config.captcha_timeout, min_score=config.captcha_min_score,
+        action=config.captcha_action or None)
 
 
 # Checking --------------------------------------------------------------------------------------
@@ -194,25 +138,11 @@ def _outcome(captcha: Captcha, untrusted_token: str, client: ClientInfo) -> Outc
         return Outcome.MISSING
     if not _claim(untrusted_token):
         return Outcome.REPLAYED
-    answer = _siteverify(captcha, untrusted_token, client.ip)
+    answer = siteverify(captcha.verify_url, captcha.secret, untrusted_token, client.ip,
+                        timeout=captcha.timeout)
     if answer is None:
         return Outcome.UNAVAILABLE
     return _judge(captcha, answer)
-
-
-def _siteverify(captcha: Captcha, token: str, remote_ip: str | None) -> dict[str, Any] | None:
-    """The provider's answer, or None when it gave none we can read in time."""
-    form = {"secret": captcha.secret, "response": token}
-    if remote_ip:
-        form["remoteip"] = remote_ip
-    try:
-        answer = requests.post(captcha.verify_url, data=form, timeout=captcha.timeout)
-        answer.raise_for_status()
-        body = answer.json()
-    except (requests.RequestException, ValueError) as error:
-        log.error("captcha provider unavailable: %s", type(error).__name__)
-        return None
-    return body if isinstance(body, dict) else None
 
 
 def _judge(captcha: Captcha, answer: dict[str, Any]) -> Outcome:
@@ -232,7 +162,7 @@ def _judge(captcha: Captcha, answer: dict[str, Any]) -> Outcome:
 
 def allowed_hostnames() -> set[str]:
     """The service's host and every registered client site's origin's."""
-    origins = [current_app.config["PUBLIC_URL"]]
+    origins = [settings().public_url]
     origins += [origin for site in sites.all_sites().values() for origin in site.origins]
     return {urlsplit(origin).hostname or "" for origin in origins} - {""}
 
@@ -241,9 +171,8 @@ def allowed_hostnames() -> set[str]:
 
 def _claim(token: str) -> bool:
     """True the first time this token is seen, False ever after (within its lifetime)."""
-    digest = tokens.keyed_digest(str(current_app.config["SECRET_KEY"]), REPLAY_SCOPE,
-                                 token).hex()
-    redis = tools().live_sessions.redis
+    digest = tokens.keyed_digest(settings().secret_key, REPLAY_SCOPE, token).hex()
+    redis = services().redis
     if redis is not None:
         try:
             return bool(redis.set(f"svc-auth:captcha:{digest}", b"1", nx=True,

@@ -12,6 +12,7 @@ from app.db.transactions import writes
 from app.domain.audit import ClientInfo
 from app.domain.limits import captcha, throttle
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import FailureCounter
 
 SCOPE = "captcha-login"
@@ -33,7 +34,7 @@ def needs_captcha(email_key: str | None, client: ClientInfo) -> bool:
     this client must carry a captcha token."""
     if captcha.configured() is None:
         return False
-    limit, window = throttle.rule("CAPTCHA_LOGIN_FAILURES")
+    limit, window = throttle.rule(settings().captcha_login_failures)
     subjects = _subjects(email_key or "", client)
     wanted = [subjects.address] + ([subjects.email] if email_key is not None else [])
     return any(throttle.recent_failures(SCOPE, subject, window) >= limit for subject in wanted)
@@ -55,7 +56,7 @@ def attempt(email_key: str, client: ClientInfo) -> Attempt:
     must carry a captcha token (either had CAPTCHA_LOGIN_FAILURES before it). Counted first, so
     that of concurrent attempts exactly that many go without one; `login_succeeded` or
     `not_a_failure` take it back."""
-    limit, window = throttle.rule("CAPTCHA_LOGIN_FAILURES")
+    limit, window = throttle.rule(settings().captcha_login_failures)
     subjects = _subjects(email_key, client)
     slot, failures = throttle.count_attempt(SCOPE, (subjects.email, subjects.address), window)
     return Attempt(subjects, slot, any(count > limit for count in failures.values()))

@@ -14,9 +14,8 @@ import hmac
 import re
 import secrets
 
-from flask import current_app
-
 from app.domain.tokens import tokens
+from app.infra.settings import settings
 
 VERSION = "1"
 MAX_ACCOUNTS = 5  # one browser, a few accounts (a family computer); the oldest tag drops out
@@ -29,7 +28,7 @@ def _b64(raw: bytes) -> str:
 
 
 def _tag(device_id: str, user_id: str) -> str:
-    digest = tokens.keyed_digest(str(current_app.config["SECRET_KEY"]), "known-device",
+    digest = tokens.keyed_digest(settings().secret_key, "known-device",
                                  f"{device_id}\0{user_id}")
     return _b64(digest[:16])
 

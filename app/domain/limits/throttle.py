@@ -11,7 +11,6 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from flask import current_app
 from limits import parse
 from sqlalchemy import case, delete, literal, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -25,6 +24,7 @@ from app.domain.errors import RateLimited
 from app.domain.limits import known_devices
 from app.domain.tokens import tokens
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import AuthSession, FailureCounter, RateLimitCounter, User
 from app.models.types import UTCDateTime
 
@@ -78,12 +78,12 @@ class LoginAttempt:
 
 
 def _enabled() -> bool:
-    return bool(current_app.config["RATELIMIT_ENABLED"])
+    return settings().ratelimit_enabled
 
 
-def _rule(setting: str) -> tuple[int, timedelta]:
-    """A flask-limiter style setting ("100 per day") as (amount, window)."""
-    return _parsed(str(current_app.config[setting]))
+def _rule(limit: str) -> tuple[int, timedelta]:
+    """A flask-limiter style limit ("100 per day"), one of the settings, as (amount, window)."""
+    return _parsed(limit)
 
 
 @lru_cache(maxsize=16)
@@ -94,7 +94,7 @@ def _parsed(rule: str) -> tuple[int, timedelta]:
 
 def _key(kind: str, value: str) -> str:
     """A counter key: a keyed hash, so the table holds no email or address in clear."""
-    secret = str(current_app.config["SECRET_KEY"])
+    secret = settings().secret_key
     return tokens.keyed_digest(secret, "failure-counter", f"{kind}\0{value}").hex()
 
 
@@ -172,11 +172,11 @@ def _counts(scope: str, subject: str, source: str, window: timedelta,
 
 
 def _delay(failures: int) -> timedelta:
-    config = current_app.config
-    over = failures - int(config["LOGIN_DELAY_AFTER"])
+    config = settings()
+    over = failures - config.login_delay_after
     if over < 0:
         return timedelta(0)
-    return timedelta(seconds=min(2 ** min(over, 30), int(config["LOGIN_DELAY_MAX"])))
+    return timedelta(seconds=min(2 ** min(over, 30), config.login_delay_max))
 
 
 def _address_signed_in_before(user_id: str, ip: str | None) -> bool:
@@ -201,7 +201,7 @@ def login_attempt(email_key: str, user: User | None, client: ClientInfo,
     device_id = known_devices.device_of(device.untrusted_cookie, user_id) if user else None
     subject = _key("email", email_key)
     source = _key("device", device_id) if device_id else _key("address", network_key(client.ip))
-    limit, window = _rule("LIMIT_LOGIN_FAILURES")
+    limit, window = _rule(settings().limit_login_failures)
     at = now()
     counts = _reserve(LOGIN, ((subject, source), (subject, ANYWHERE)), window, at)
     pair, email = counts[subject, source], counts[subject, ANYWHERE]
@@ -236,7 +236,7 @@ def password_change_attempt(user: User) -> Slot | None:
     RateLimited, counting nothing, after too many."""
     if not _enabled():
         return None
-    limit, window = _rule("LIMIT_PASSWORD_CHANGE_FAILURES")
+    limit, window = _rule(settings().limit_password_change_failures)
     at = now()
     counts = _reserve(PASSWORD_CHANGE, ((_key("account", user.id), ANYWHERE),), window, at)
     [account] = counts.values()
@@ -263,7 +263,7 @@ def second_factor_attempt(user_id: str, pending_key: str | None) -> SecondFactor
     RateLimited after LIMIT_SECOND_FACTOR_FAILURES on the account. Always on, whatever
     RATELIMIT_ENABLED says: a six-digit code is found by guessing when guesses are free.
     `second_factor_succeeded` takes a right code off the account's failures."""
-    limit, window = _rule("LIMIT_SECOND_FACTOR_FAILURES")
+    limit, window = _rule(settings().limit_second_factor_failures)
     subject = _key("account", user_id)
     pending = (subject, _key("pending", pending_key)) if pending_key else None
     at = now()
@@ -296,8 +296,8 @@ def subject_key(kind: str, value: str) -> str:
     return _key(kind, value)
 
 
-def rule(setting: str) -> tuple[int, timedelta]:
-    return _rule(setting)
+def rule(limit: str) -> tuple[int, timedelta]:
+    return _rule(limit)
 
 
 def recent_failures(scope: str, subject: str, window: timedelta) -> int:
@@ -330,7 +330,7 @@ def count_mail_to(address: str) -> None:
     so only mails sent count. Per recipient, whoever asks: no one's inbox is bombarded."""
     if not _enabled():
         return
-    limit, window = _rule("LIMIT_FORGOT")
+    limit, window = _rule(settings().limit_forgot)
     at = now()
     counts = _reserve(MAIL_TO, ((_key("email", address), ANYWHERE),), window, at)
     for count in counts.values():
@@ -346,8 +346,10 @@ def give_back(slot: Slot) -> None:
 def purge_stale() -> int:
     """Delete counters whose window ended over a day ago, and rate-limit counters whose window
     has ended (cron, with sessions purge-expired)."""
-    _, longest = max(_rule("LIMIT_LOGIN_FAILURES"), _rule("LIMIT_PASSWORD_CHANGE_FAILURES"),
-                     _rule("LIMIT_SECOND_FACTOR_FAILURES"), _rule("LIMIT_FORGOT"),
+    config = settings()
+    _, longest = max(_rule(config.limit_login_failures),
+                     _rule(config.limit_password_change_failures),
+                     _rule(config.limit_second_factor_failures), _rule(config.limit_forgot),
                      key=lambda rule: rule[1])
     failures = delete_batched(
         (FailureCounter.scope, FailureCounter.subject, FailureCounter.source),

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
-from flask import current_app
 from sqlalchemy import select, update
 
 from app.db.rows import insert_values
@@ -17,6 +16,7 @@ from app.domain.tokens import tokens
 from app.extensions import db
 from app.infra.lanes import MAIL, Job
 from app.infra.outbox_worker import wake_when_done
+from app.infra.settings import settings
 from app.models import MailJob
 from app.models.types import new_id
 
@@ -61,4 +61,4 @@ def kept_token(job: Job) -> str | None:
 
 
 def _sealing_holder(job_id: str) -> str:
-    return f"{current_app.config['SECRET_KEY']}\0{job_id}"
+    return f"{settings().secret_key}\0{job_id}"

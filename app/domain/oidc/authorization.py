@@ -11,7 +11,6 @@ from enum import StrEnum
 from typing import Any
 
 from authlib.oidc.core.util import create_half_hash
-from flask import current_app
 from sqlalchemy import select
 
 from app.db.rows import claim_once
@@ -22,11 +21,12 @@ from app.domain.clock import now
 from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
 from app.domain.oidc import claims as by_scope
 from app.domain.oidc import pushed_requests
+from app.domain.services import services
 from app.domain.sessions import handoff, sessions
 from app.domain.tokens import tokens
-from app.domain.tools import tools
 from app.extensions import db
 from app.infra.live_sql import is_live
+from app.infra.settings import settings
 from app.models import AuthSession, ConsentGrant, HandoffCode, RefreshToken, User
 
 
@@ -152,12 +152,12 @@ def id_token(issued: sessions.IssuedTokens, nonce: str | None, auth_time_at: dat
     """The ID token of a code's first tokens, signed with the access tokens' keyring (its JWKS
     is the one published)."""
     session = issued.session
-    signer = tools().access_tokens
+    signer = services().access_tokens
     iat = int(now().timestamp())
     claims: dict[str, Any] = {
         **user_claims(issued.user, session.scope or ""),
-        "iss": current_app.config["PUBLIC_URL"], "aud": session.client_id, "iat": iat,
-        "exp": iat + int(current_app.config["ACCESS_TOKEN_TTL"]),
+        "iss": settings().public_url, "aud": session.client_id, "iat": iat,
+        "exp": iat + settings().access_token_ttl,
         "auth_time": int((auth_time_at or session.created_at).timestamp()),
         "sid": browser_session_id or session.id,
         "amr": sessions.amr(session.provider, session.second_factor),
@@ -192,9 +192,9 @@ def issue_client_token(client_id: str, scope: str, client: ClientInfo,
     """An access token for a confidential client itself (client_credentials), for the admin
     API. Its audience is SVC_ADMIN_AUDIENCE, never the client sites' shared one, so no site
     can take it for a person's token (its `sub` is the client id), and /verify refuses it."""
-    signer = tools().access_tokens
+    signer = services().access_tokens
     iat = int(now().timestamp())
-    claims = {"iss": signer.issuer, "aud": current_app.config["ADMIN_AUDIENCE"],
+    claims = {"iss": signer.issuer, "aud": settings().admin_audience,
               "sub": client_id, "client_id": client_id, "scope": scope,
               "jti": tokens.new_secret(), "iat": iat, "nbf": iat, "exp": iat + signer.ttl}
     if registration:  # a service client's: the admin API asks that it is still the same one
@@ -251,7 +251,7 @@ def _refresh_token(raw: str) -> TokenOf | None:
 
 def _access_token(token: str) -> TokenOf | None:
     try:
-        claims = tools().access_tokens.verify(token, now(), clients_own=True)
+        claims = services().access_tokens.verify(token, now(), clients_own=True)
     except InvalidToken:  # TokenExpired is one
         return None
     session = db.session.get(AuthSession, claims.session_id)
@@ -268,7 +268,7 @@ def introspection(found: TokenOf) -> dict[str, Any]:
         "active": True,
         "token_type": "Bearer" if found.kind is TokenKind.ACCESS else "refresh_token",
         "sub": session.user_id, "sid": session.id, "exp": found.expires_at,
-        "iat": found.issued_at, "iss": current_app.config["PUBLIC_URL"],
+        "iat": found.issued_at, "iss": settings().public_url,
         "aud": sessions.audience_of(session),
     }
     if session.client_id is not None:

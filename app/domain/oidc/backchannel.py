@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import select
 
 from app.domain.clock import system_clock
-from app.domain.tools import tools
+from app.domain.services import services
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import AuthSession
 
 LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-logout"
@@ -44,8 +44,8 @@ def logout_token(client_id: str, user_id: str, sid: str, jti: str) -> str:
     the real clock, at the moment it is sent."""
     iat = int(system_clock().timestamp())
     claims: dict[str, Any] = {
-        "iss": current_app.config["PUBLIC_URL"], "aud": client_id, "iat": iat,
+        "iss": settings().public_url, "aud": client_id, "iat": iat,
         "exp": iat + TOKEN_TTL, "jti": jti, "sub": user_id, "sid": sid,
         "events": {LOGOUT_EVENT: {}},
     }
-    return tools().access_tokens.sign(claims, TOKEN_TYPE)
+    return services().access_tokens.sign(claims, TOKEN_TYPE)

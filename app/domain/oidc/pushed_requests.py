@@ -8,7 +8,6 @@ import json
 import math
 from datetime import datetime, timedelta
 
-from flask import current_app
 from sqlalchemy import ColumnElement, delete, func, select
 
 from app.db import locks
@@ -18,6 +17,7 @@ from app.domain.clock import now
 from app.domain.errors import InvalidRequestUri, TooManyPushedRequests
 from app.domain.tokens import tokens
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import PushedRequest
 
 PREFIX = "urn:ietf:params:oauth:request_uri:"
@@ -42,10 +42,10 @@ def push(client_id: str, params: dict[str, str], address: str | None) -> str:
     locks.hold(f"pushed-requests:client:{client_id}")
     db.session.execute(delete(PushedRequest).where(PushedRequest.client_id == client_id,
                                                    PushedRequest.expires_at <= at))
-    _check_cap(PushedRequest.client_id == client_id, "PUSHED_REQUESTS_PER_CLIENT", at)
+    _check_cap(PushedRequest.client_id == client_id, settings().pushed_requests_per_client, at)
     if address is not None:
         locks.hold(f"pushed-requests:address:{address}")
-        _check_cap(PushedRequest.address == address, "PUSHED_REQUESTS_PER_ADDRESS", at)
+        _check_cap(PushedRequest.address == address, settings().pushed_requests_per_address, at)
     handle = tokens.new_secret()
     db.session.add(PushedRequest(handle_hash=tokens.hash_secret(handle), client_id=client_id,
                                  params=json.dumps(params), created_at=at,
@@ -53,13 +53,13 @@ def push(client_id: str, params: dict[str, str], address: str | None) -> str:
     return PREFIX + handle
 
 
-def _check_cap(whose: ColumnElement[bool], setting: str, at: datetime) -> None:
-    """TooManyPushedRequests if `whose` live (unused, unexpired) requests reach the setting's
-    cap, with the seconds until the first of them expires."""
+def _check_cap(whose: ColumnElement[bool], cap: int, at: datetime) -> None:
+    """TooManyPushedRequests if `whose` live (unused, unexpired) requests reach `cap`, with
+    the seconds until the first of them expires."""
     count, first_expiry = db.session.execute(
         select(func.count(), func.min(PushedRequest.expires_at)).where(
             whose, PushedRequest.used_at.is_(None), PushedRequest.expires_at > at)).one()
-    if count >= int(current_app.config[setting]):
+    if count >= cap:
         raise TooManyPushedRequests(math.ceil((first_expiry - at).total_seconds()))
 
 

@@ -8,12 +8,11 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from flask import current_app
-
 from app.db.transactions import writes
 from app.domain.audit import ClientInfo
 from app.domain.sessions import handoff, sessions
 from app.extensions import db
+from app.infra.settings import settings
 from app.models import AuthSession, User
 
 
@@ -39,7 +38,7 @@ def _shorten(session: AuthSession, limit: datetime) -> None:
 
 
 def _short() -> timedelta:
-    return timedelta(seconds=int(current_app.config["BROWSER_SESSION_SHORT_SECONDS"]))
+    return timedelta(seconds=settings().browser_session_short_seconds)
 
 
 @writes

@@ -10,7 +10,6 @@ from enum import StrEnum
 from functools import partial
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -24,11 +23,12 @@ from app.domain.clock import now
 from app.domain.device_names import device_of
 from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
 from app.domain.events import EventType
+from app.domain.services import services
 from app.domain.tokens import tokens
-from app.domain.tools import tools
 from app.extensions import db
 from app.infra.live_sessions import Account
 from app.infra.live_sql import is_live, live_conditions
+from app.infra.settings import settings
 from app.models import AuthSession, PendingSignIn, RefreshToken, User
 from app.models.types import new_id
 
@@ -81,8 +81,8 @@ class LogoutScope(StrEnum):
     GLOBAL = "global"  # every session of the account
 
 
-def _seconds(setting: str) -> timedelta:
-    return timedelta(seconds=int(current_app.config[setting]))
+def _seconds(seconds: int) -> timedelta:
+    return timedelta(seconds=seconds)
 
 
 # Opening a session ---------------------------------------------------------------------------
@@ -90,7 +90,7 @@ def _seconds(setting: str) -> timedelta:
 def may_open_session(user: User) -> bool:
     """Whether this account may hold a session at all: with SVC_REQUIRE_EMAIL_CONFIRMATION, not
     before its address is confirmed, whatever the way in."""
-    return user.email_verified or not current_app.config["REQUIRE_EMAIL_CONFIRMATION"]
+    return user.email_verified or not settings().require_email_confirmation
 
 
 def require_confirmed(user: User) -> None:
@@ -123,7 +123,7 @@ def open_session(user: User, provider: str, client: ClientInfo,
     at = now()
     session = insert_loaded(AuthSession, {
         "id": new_id(), "user_id": user.id, "provider": provider, "created_at": at,
-        "last_used_at": at, "expires_at": at + (lasting or _seconds("REFRESH_MAX_TTL")),
+        "last_used_at": at, "expires_at": at + (lasting or _seconds(settings().refresh_max_ttl)),
         "revoked_at": None,
         "revoke_reason": None, "ip": client.ip, "user_agent": client.user_agent,
         "client_id": for_client.client_id if for_client else None,
@@ -159,7 +159,7 @@ def _new_refresh_token(session: AuthSession, at: datetime) -> str:
     raw = tokens.new_secret()
     insert_values(RefreshToken, session_id=session.id, token_hash=tokens.hash_secret(raw),
                   created_at=at,
-                  expires_at=min(at + _seconds("REFRESH_IDLE_TTL"), session.expires_at))
+                  expires_at=min(at + _seconds(settings().refresh_idle_ttl), session.expires_at))
     return raw
 
 
@@ -168,9 +168,9 @@ def audience_of(session: AuthSession) -> str:
     registered) are for that client alone, so that neither the family API nor a family site
     takes them; the family's own sites' share one audience."""
     if session.client_id is None:
-        return str(current_app.config["JWT_AUDIENCE"])
+        return settings().jwt_audience
     site = sites.registered_site(session.client_id)
-    return current_app.config["JWT_AUDIENCE"] if site and site.first_party else session.client_id
+    return settings().jwt_audience if site and site.first_party else session.client_id
 
 
 def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens:
@@ -181,11 +181,11 @@ def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens
     if session.second_factor:  # a single-factor token keeps the minimal claims
         extra = {**(extra or {}), "amr": amr(session.provider, session.second_factor),
                  "acr": assurance(session.second_factor)}
-    access = tools().access_tokens.issue(user_id=user.id, session_id=session.id,
+    access = services().access_tokens.issue(user_id=user.id, session_id=session.id,
                                          plan=user.plan, now=now(), extra=extra,
                                          audience=audience_of(session))
     return IssuedTokens(user, session, access.token, refresh_token,
-                        tools().access_tokens.ttl)
+                        services().access_tokens.ttl)
 
 
 # Refreshing ----------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ def _answer_rotated(row: RefreshToken, raw: str, at: datetime, client: ClientInf
     session = row.session
     rotated_at = row.rotated_at
     assert rotated_at is not None
-    if at - rotated_at <= _seconds("REFRESH_REUSE_GRACE") and row.successor_sealed:
+    if at - rotated_at <= _seconds(settings().refresh_reuse_grace) and row.successor_sealed:
         successor = tokens.unseal(raw, row.successor_sealed, purpose="successor")
         return _issue(session.user, session, successor)
     revoke(session, "refresh_token_reused", at)
@@ -295,8 +295,8 @@ def authenticate_bearer(token: str, *, clients_own: bool = False) -> Bearer:
     session still lives is asked every time (infra/live_sessions.py).
     """
     at = now()
-    claims = tools().access_tokens.verify(token, at, clients_own=clients_own)
-    account = tools().live_sessions.live_account(claims.session_id, claims.user_id, at)
+    claims = services().access_tokens.verify(token, at, clients_own=clients_own)
+    account = services().live_sessions.live_account(claims.session_id, claims.user_id, at)
     if account is None:
         raise SessionRevoked()
     return Bearer(claims.session_id, claims.expires_at, account)
@@ -311,7 +311,7 @@ def note_revoked(session_ids: Iterable[str], *, confirm: bool = False) -> None:
     it commits. `confirm` (a logout): if Redis does not take them, the unit of work raises
     RevocationUnpublished after its commit, so the logout does not answer success while other
     instances may still accept the sessions (infra/live_sessions.py)."""
-    live = tools().live_sessions
+    live = services().live_sessions
     if confirm:
         until_commit(_LOGGED_OUT, set, partial(live.publish_revoked, confirm=True)
                      ).update(session_ids)
@@ -325,7 +325,7 @@ _CHANGED = "svc_changed_accounts"  # the accounts changed in the open transactio
 def note_account_changed(user_id: str) -> None:
     """An account's plan, name or address changes in the open transaction: once it commits,
     every instance reads the account again on its next bearer call."""
-    live = tools().live_sessions
+    live = services().live_sessions
     until_commit(_CHANGED, set, live.publish_account_changed).add(user_id)
 
 

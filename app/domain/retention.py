@@ -17,6 +17,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from app.db.batches import delete_batched
+from app.domain.accounts import signup_codes
 from app.domain.admin import idempotency
 from app.domain.clock import now
 from app.domain.factors import passkeys, pending
@@ -107,6 +108,7 @@ STEPS: list[Step] = [
     Step("expired reset and confirmation tokens", purge_one_time_tokens),
     Step("pending sign-ins long expired", pending.purge_expired),
     Step("passkey challenges long expired", passkeys.purge_expired),
+    Step("expired passkey sign-up codes", signup_codes.purge_expired),
     Step("admin API answers kept for Idempotency-Key retries", purge_idempotent_answers),
     Step("mail jobs finished past SVC_MAIL_RETENTION_DAYS", purge_mail_jobs),
     Step("deliveries of events finished past SVC_MAIL_RETENTION_DAYS", purge_deliveries),

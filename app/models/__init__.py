@@ -16,6 +16,7 @@ from app.models.rate_limit_counter import RateLimitCounter
 from app.models.second_factor import PendingSignIn, RecoveryCode, TotpFactor
 from app.models.service_client import ServiceClient
 from app.models.session import AuthSession, RefreshToken
+from app.models.signup_code import SignupCode
 from app.models.site import ClientSite, SiteRegistryMark
 from app.models.user import User
 
@@ -23,4 +24,4 @@ __all__ = ["AccountEvent", "AccountEventSequence", "AuditEvent", "AuthSession", 
            "ConsentGrant", "Delivery", "FailureCounter", "HandoffCode", "IdempotentAnswer",
            "Identity", "MailJob", "OneTimeToken", "Passkey", "PasskeyChallenge", "PendingSignIn",
            "PushedRequest", "RateLimitCounter", "RecoveryCode", "RefreshToken", "ServiceClient",
-           "SiteRegistryMark", "TotpFactor", "User"]
+           "SignupCode", "SiteRegistryMark", "TotpFactor", "User"]

@@ -8,6 +8,7 @@ from app.pages import (  # noqa: F401  (their routes register on bp)
     language,
     link,
     own_scripts,
+    passkey_signup,
     passkeys,
     second_factor,
     sign_out,

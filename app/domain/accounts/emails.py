@@ -119,6 +119,13 @@ def email_change_refused(to: str) -> Message:
     return _message(to, _l("An address change was refused"), "email_change_refused")
 
 
+def signup_code(to: str, code: str, minutes: int, language: str | None = None) -> Message:
+    """To an address with no account yet: the code of a passkey sign-up, in the language of
+    the page that asked (no account has one to read)."""
+    return _message(to, _l("Your code to create an account"), "signup_code",
+                    language=language, code=code, minutes=minutes)
+
+
 def email_changed(to: str, new: str, token: str) -> Message:
     """To the old address: the change, and the link that undoes it. The account is now at
     `new`: its language is found there."""

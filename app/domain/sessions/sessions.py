@@ -55,7 +55,7 @@ class ForClient:
 # RFC 8176 names of how a session signed in: a password, a one-time code, a passkey held by
 # hardware (device-bound) or by software (synced); any other first factor is a provider ("fed").
 _AMR = {"password": "pwd", "totp": "otp", "recovery_code": "otp", "passkey": "hwk",
-        "synced_passkey": "swk"}
+        "synced_passkey": "swk", "email_code": "otp"}
 
 
 def amr(provider: str, second_factor: str | None) -> list[str]:

@@ -1,4 +1,5 @@
-"""email sign-in codes and links: one live code per address and purpose, stored as hashes
+"""email sign-in codes and links: one live code per address and purpose, stored as hashes;
+a site may turn them off
 
 Revision ID: 0100
 Revises: 0090
@@ -32,8 +33,13 @@ def upgrade():
         sa.UniqueConstraint('link_hash', name='uq_email_codes_link_hash'),
     )
     op.create_index('ix_email_codes_expires_at', 'email_codes', ['expires_at'])
+    with op.batch_alter_table('client_sites') as batch:
+        batch.add_column(sa.Column('email_code_sign_in', sa.Boolean(), nullable=False,
+                                   server_default=sa.true()))
 
 
 def downgrade():
+    with op.batch_alter_table('client_sites') as batch:
+        batch.drop_column('email_code_sign_in')
     op.drop_index('ix_email_codes_expires_at', table_name='email_codes')
     op.drop_table('email_codes')

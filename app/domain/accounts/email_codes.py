@@ -4,10 +4,11 @@ none yet can prove itself.
 
 API (`purpose` keeps uses apart; EmailCode.SIGN_IN is signing in):
 
-- `issue(email, purpose, browser=None) -> Issued(code, link)`: a new code (8 digits) and link
-  token (256 bits) for the address, in the caller's unit of work; any older one of the address
-  and purpose stops working. `browser`: a value only the asking browser holds (its cookie), to
-  which the link is bound (`redeem_link`). The caller mails both.
+- `issue(email, purpose, browser=None, bound_to=None) -> Issued(code, link)`: a new code
+  (8 digits) and link token (256 bits) for the address, in the caller's unit of work; any older
+  one of the address and purpose stops working. `browser`: a value only the asking browser
+  holds (its cookie), to which the link is bound (`redeem_link`); `bound_to`, its hash
+  (`browser_binding`) as a mail job keeps it. The caller mails both.
 - `redeem(email, code, purpose) -> bool`: True once for the right code. Each try, right or
   wrong, is counted first, atomically in SQL and committed on its own, and at most
   MAX_ATTEMPTS are compared per issued code: parallel guesses get no more tries. Call it
@@ -18,9 +19,9 @@ API (`purpose` keeps uses apart; EmailCode.SIGN_IN is signing in):
   browser that asked.
 
 Stored as hashes: the code keyed under SECRET_KEY and the address (a leaked table gives no
-codes), the link as its SHA-256. The code is derived from the link (so the link's page can show
-it in another browser, and a mail job's retry mails the same pair). Expiry reads the injectable
-clock (domain/clock.py)."""
+codes), the link as its SHA-256. The code is derived from the link (`code_of`), so the link's
+page can show it in another browser, and a mail job's retry mails the same pair. Expiry reads
+the injectable clock (domain/clock.py)."""
 
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ def _code_hash(email_key: str, code: str) -> str:
                                f"{email_key}\0{code}").hex()
 
 
-def _browser_hash(browser: str | None) -> str | None:
+def browser_binding(browser: str | None) -> str | None:
+    """What is kept of the asking browser's value: its hash."""
     return None if not browser else tokens.hash_secret(browser)
 
 
@@ -80,13 +82,13 @@ def normalise(untrusted_code: str) -> str | None:
 
 
 def issue(email: str, purpose: str, browser: str | None = None, *,
-          link: str | None = None) -> Issued:
-    """A new code and link for `email` (see the module's doc). `link`: the token a mail job
-    mailed before, to mail the same pair again (mail.outbox.kept_token)."""
-    key, at = addresses.key(email), now()
-    link = link or tokens.new_secret()
+          bound_to: str | None = None) -> Issued:
+    """A new code and link for `email` (see the module's doc). `bound_to`: instead of
+    `browser`, its hash (`browser_binding`), as a mail job keeps it."""
+    key, at, link = addresses.key(email), now(), tokens.new_secret()
     values = {"code_hash": _code_hash(key, code_of(link)), "link_hash": tokens.hash_secret(link),
-              "browser_hash": _browser_hash(browser), "attempts": 0, "created_at": at,
+              "browser_hash": bound_to or browser_binding(browser), "attempts": 0,
+              "created_at": at,
               "expires_at": at + TTL, "used_at": None}
     where = (EmailCode.email_key == key, EmailCode.purpose == purpose)
     replace = update(EmailCode).where(*where).values(**values).execution_options(

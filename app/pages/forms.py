@@ -68,6 +68,20 @@ class ForgotPasswordForm(PageForm):
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
 
 
+class EmailCodeForm(PageForm):
+    """The address to mail a sign-in code to."""
+
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE,
+                                            well_formed_address],
+                       render_kw={"autocomplete": "username", "autocapitalize": "none"})
+
+
+class EmailCodeEntryForm(PageForm):
+    code = StringField(_l("Code from the email"),
+                       validators=[DataRequired(), Length(max=32), PRINTABLE],
+                       render_kw={**ONE_TIME_CODE, "inputmode": "numeric"})
+
+
 class ResetPasswordForm(PageForm):
     new_password = PasswordField(_l("New password"), validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})

@@ -17,7 +17,7 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from app.domain.accounts import email_codes, email_sign_in, providers
-from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidCode
+from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidEmailCode
 from app.domain.clients import sites
 from app.domain.clients.sites import Site
 from app.domain.errors import EmailNotConfirmed, RateLimited
@@ -121,7 +121,7 @@ def email_code_verify() -> Page:
     try:
         user = email_sign_in.authenticate(asked["email"], required_text(form.code), client_info())
         return browser.answer(browser.here(target).finish(user, email_sign_in.PROVIDER), target)
-    except (InvalidCode, EmailNotConfirmed) as error:
+    except (InvalidEmailCode, EmailNotConfirmed) as error:
         form.form_errors.append(_(error.detail))
         return _entry_page(target, form, asked["email"], error.status)
     except RateLimited as error:
@@ -142,7 +142,7 @@ def email_code_link() -> Page:
     form = MailedLinkForm(token=request.args.get("token", ""))
     looked = email_sign_in.look(form.token.data or "", _binding())
     if looked is None:
-        error = InvalidCode()
+        error = InvalidEmailCode()
         return _page("pages/email_code_link.html", None, error.status, error=error)
     return _page("pages/email_code_link.html", None, form=form,
                  code=None if looked.same_browser else looked.code)
@@ -156,8 +156,8 @@ def email_code_link_submit() -> Page:
     try:
         email_sign_in.check_enabled(site_for_page(target))
         if not form.validate_on_submit():
-            raise InvalidCode()
+            raise InvalidEmailCode()
         user = email_sign_in.authenticate_link(form.token.data or "", _binding(), client_info())
         return browser.answer(browser.here(target).finish(user, email_sign_in.PROVIDER), target)
-    except (InvalidCode, EmailNotConfirmed, EmailCodeOff) as error:
+    except (InvalidEmailCode, EmailNotConfirmed, EmailCodeOff) as error:
         return _page("pages/email_code_link.html", None, error.status, error=error)

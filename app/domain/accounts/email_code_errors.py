@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from app.domain.errors import AuthError
+from app.domain.errors import AuthError, InvalidCode
 from app.domain.text import N_
 
 
-class InvalidCode(AuthError):
+class InvalidEmailCode(InvalidCode):
     """A wrong, used or expired code, a code of an address with no account, or of a disabled
-    one: one answer for all, as a wrong password."""
+    one: one answer for all, as a wrong password (401 `invalid_code`, as a handoff code's)."""
 
-    status = 401
-    code = "invalid_code"
     detail = N_("This code is wrong, expired or already used. Ask for a new one.")
 
 

@@ -14,7 +14,7 @@ from flask import current_app
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
 from app.domain.accounts import accounts, email_codes, emails
-from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidCode
+from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidEmailCode
 from app.domain.audit import ClientInfo
 from app.domain.clients.sites import Site
 from app.domain.events import EventType
@@ -70,12 +70,12 @@ def _issue(job: Job, user: User) -> str:
 
 
 def authenticate(untrusted_email: str, untrusted_code: str, client: ClientInfo) -> User:
-    """The account whose live code this is, the code used up; InvalidCode otherwise. Call it
+    """The account whose live code this is, the code used up; InvalidEmailCode otherwise. Call it
     outside a unit of work: each try is counted in one of its own (email_codes.redeem)."""
     email = addresses.canonical(untrusted_email)
     if not email_codes.redeem(email, untrusted_code, PURPOSE):
         _failed(accounts.find_by_email(email), client)
-        raise InvalidCode()
+        raise InvalidEmailCode()
     return _proved(addresses.key(email), client)
 
 
@@ -83,7 +83,7 @@ def authenticate_link(link: str, browser: str | None, client: ClientInfo) -> Use
     """The account of a live link opened in the browser that asked, the link used up."""
     email_key = email_codes.redeem_link(link, PURPOSE, browser)
     if email_key is None:
-        raise InvalidCode()
+        raise InvalidEmailCode()
     return _proved(email_key, client)
 
 
@@ -91,7 +91,7 @@ def authenticate_link(link: str, browser: str | None, client: ClientInfo) -> Use
 def _proved(email_key: str, client: ClientInfo) -> User:
     user = accounts.find_by_email(email_key)
     if user is None or user.disabled_at is not None:
-        raise InvalidCode()
+        raise InvalidEmailCode()
     if not user.email_verified:  # the code went to the address: it is the holder's now
         accounts.prove_address(user)
         events.emit(EventType.USER_UPDATED, user.id,

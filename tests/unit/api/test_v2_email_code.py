@@ -241,3 +241,13 @@ def test_the_password_login_and_the_code_share_one_account_state(
     account = make_user("grace@example.com", **OWNED)
     body = _signed_in_with_code(client, mailbox, account.email).get_json()
     assert body["user"]["id"] == account.id
+
+
+def test_the_mail_is_in_the_account_s_language(client: FlaskClient, make_user: Any,
+                                                mailbox: Mailbox) -> None:
+    account = make_user("hanna@example.com", language="de")
+    ask(client, account.email)
+    message = mailbox.to(account.email)[-1]
+    code = mailed_code(mailbox, account.email)
+    assert message["Subject"] == f"Ihr Anmeldecode: {code}"
+    assert "Geben Sie diesen Code niemandem weiter" in message.get_body(("plain",)).get_content()

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from app.domain import retention
 from app.domain.accounts import email_codes
 from app.extensions import db
 from app.models import EmailCode
@@ -127,3 +128,13 @@ def test_the_table_holds_no_code_and_no_link(app: Flask) -> None:
         stored = " ".join(str(value) for value in vars(row).values())
         for secret in (issued.code, issued.link, "asking-browser"):
             assert secret not in stored
+
+
+def test_the_purge_drops_expired_codes_only(app: Flask, clock: Any) -> None:
+    _issue(app, "old@example.com")
+    clock.advance(email_codes.TTL.total_seconds() + 1)
+    fresh = _issue(app, "new@example.com")
+    with app.app_context():
+        assert retention.purge_email_codes() == 1
+        assert [row.email_key for row in db.session.query(EmailCode)] == ["new@example.com"]
+    assert _redeem(app, fresh.code, "new@example.com")

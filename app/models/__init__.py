@@ -4,6 +4,7 @@ from app.models.account_event import AccountEvent, AccountEventSequence
 from app.models.audit import AuditEvent
 from app.models.consent import ConsentGrant
 from app.models.delivery import Delivery
+from app.models.email_code import EmailCode
 from app.models.failure_counter import FailureCounter
 from app.models.handoff import HandoffCode
 from app.models.idempotent_answer import IdempotentAnswer
@@ -16,7 +17,6 @@ from app.models.rate_limit_counter import RateLimitCounter
 from app.models.second_factor import PendingSignIn, RecoveryCode, TotpFactor
 from app.models.service_client import ServiceClient
 from app.models.session import AuthSession, RefreshToken
-from app.models.signup_code import SignupCode
 from app.models.site import ClientSite, SiteRegistryMark
 from app.models.user import User
 
@@ -24,4 +24,5 @@ __all__ = ["AccountEvent", "AccountEventSequence", "AuditEvent", "AuthSession", 
            "ConsentGrant", "Delivery", "FailureCounter", "HandoffCode", "IdempotentAnswer",
            "Identity", "MailJob", "OneTimeToken", "Passkey", "PasskeyChallenge", "PendingSignIn",
            "PushedRequest", "RateLimitCounter", "RecoveryCode", "RefreshToken", "ServiceClient",
-           "SignupCode", "SiteRegistryMark", "TotpFactor", "User"]
+           "SiteRegistryMark", "TotpFactor", "User",
+           "EmailCode"]

@@ -5,6 +5,7 @@ from app.pages import (  # noqa: F401  (their routes register on bp)
     account_life,
     auth,
     branding,
+    email_code,
     language,
     link,
     own_scripts,

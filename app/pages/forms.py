@@ -69,7 +69,7 @@ class SignupCodeForm(PageForm):
 
     full_name = HiddenField(validators=[Length(max=200), PRINTABLE])
     email = HiddenField(validators=[DataRequired(), Length(max=320), PRINTABLE])
-    code = StringField(_l("Code from the mail"), validators=[DataRequired(), Length(max=32),
+    code = StringField(_l("Code from the email"), validators=[DataRequired(), Length(max=32),
                                                             PRINTABLE], render_kw=ONE_TIME_CODE)
 
 
@@ -84,6 +84,20 @@ class ForgotPasswordForm(PageForm):
     email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE,
                                             well_formed_address],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
+
+
+class EmailCodeForm(PageForm):
+    """The address to mail a sign-in code to."""
+
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE,
+                                            well_formed_address],
+                       render_kw={"autocomplete": "username", "autocapitalize": "none"})
+
+
+class EmailCodeEntryForm(PageForm):
+    code = StringField(_l("Code from the email"),
+                       validators=[DataRequired(), Length(max=32), PRINTABLE],
+                       render_kw={**ONE_TIME_CODE, "inputmode": "numeric"})
 
 
 class ResetPasswordForm(PageForm):

@@ -11,7 +11,7 @@ from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain.accounts import passkey_signup
-from app.domain.accounts.signup_codes import InvalidCode
+from app.domain.accounts.email_code_errors import InvalidEmailCode
 from app.domain.errors import EmailTaken, InvalidBody, RateLimited
 from app.domain.factors import passkeys
 from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
@@ -93,7 +93,7 @@ def passkey_signup_code() -> Page:
             required_text(form.email), required_text(form.code), form.full_name.data or "",
             client_info(), SignIn(ToBrowser(), client_info(), replacing=_current_session()),
             str(get_locale()))
-    except (InvalidCode, InvalidBody) as error:
+    except (InvalidEmailCode, InvalidBody) as error:
         add_error(form.code, error.detail)
         return _code_page(form, error.status)
     except EmailTaken as error:

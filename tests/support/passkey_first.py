@@ -14,7 +14,7 @@ from tests.support.soft_authenticator import SoftAuthenticator
 def mailed_code(mailbox: Any, address: str) -> str:
     """The last sign-up code mailed to `address`."""
     for message in reversed(mailbox.to(address)):
-        found = re.search(r"^\s+(\d{6})\s*$", message.get_body(("plain",)).get_content(), re.M)
+        found = re.search(r"^\s+(\d{8})\s*$", message.get_body(("plain",)).get_content(), re.M)
         if found:
             return found.group(1)
     raise AssertionError(f"no sign-up code was mailed to {address}")

@@ -100,6 +100,12 @@ def confirm_email(to: str, token: str) -> Message:
                     link=_link("/confirm-email", token))
 
 
+def email_code(to: str, code: str, token: str, minutes: int) -> Message:
+    """A sign-in code, and a link that signs in in the browser that asked for it."""
+    return _message(to, _l("Your sign-in code: %(code)s", code=code), "email_code", code=code,
+                    link=_link("/login/email-code/link", token), minutes=minutes)
+
+
 def invitation(to: str, token: str, days: int) -> Message:
     """An account an operator opened: the link sets its first password (a reset link)."""
     return _message(to, _l("Your %(brand)s account", brand=current_app.config["BRAND"]),

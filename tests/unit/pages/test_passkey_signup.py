@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from app.domain.accounts import signup_codes
+from app.domain.accounts import email_codes
 from app.extensions import db
-from app.models import AuditEvent, AuthSession, Passkey, SignupCode, User
+from app.models import AuditEvent, AuthSession, EmailCode, Passkey, User
 from tests.support.accounts import OWNED
 from tests.support.pages import submit
 from tests.support.passkey_first import ask_code, enter_code, mailed_code, sign_up_with_passkey
@@ -95,16 +95,16 @@ def test_a_taken_address_is_refused_as_the_password_sign_up_refuses_it(
     assert said in refused.get_data(as_text=True)
     assert said in password_sign_up.get_data(as_text=True)
     assert not [m for m in mailbox.to(GRACE) if "code" in m["Subject"]]
-    assert count(app, SignupCode) == 0
+    assert count(app, EmailCode) == 0
 
 
 def test_a_wrong_code_makes_no_account(app, client, mailbox):
     ask_code(client, GRACE)
     right = mailed_code(mailbox, GRACE)
-    wrong = f"{(int(right) + 1) % 10 ** 6:06d}"
+    wrong = f"{(int(right) + 1) % 10 ** 8:08d}"
     refused = enter_code(client, GRACE, wrong)
     assert refused.status_code == 401
-    assert "That code is not right" in refused.get_data(as_text=True)
+    assert "This code is wrong, expired or already used" in refused.get_data(as_text=True)
     assert account(app) is None
     assert client.get("/account").status_code == 302  # not signed in
 
@@ -112,8 +112,8 @@ def test_a_wrong_code_makes_no_account(app, client, mailbox):
 def test_guessing_kills_the_code_after_a_few_tries(app, client, mailbox):
     ask_code(client, GRACE)
     right = mailed_code(mailbox, GRACE)
-    for n in range(signup_codes.MAX_FAILURES):
-        assert enter_code(client, GRACE, f"{(int(right) + n + 1) % 10 ** 6:06d}").status_code == 401
+    for n in range(email_codes.MAX_ATTEMPTS):
+        assert enter_code(client, GRACE, f"{(int(right) + n + 1) % 10 ** 8:08d}").status_code == 401
     assert enter_code(client, GRACE, right).status_code == 401  # the right one, too late
     assert account(app) is None
 
@@ -132,7 +132,7 @@ def test_a_code_proves_only_the_address_it_was_sent_to(app, client, mailbox):
 def test_an_expired_code_is_refused(app, client, mailbox, clock):
     ask_code(client, GRACE)
     code = mailed_code(mailbox, GRACE)
-    clock.advance(signup_codes.TTL.total_seconds() + 1)
+    clock.advance(email_codes.TTL.total_seconds() + 1)
     assert enter_code(client, GRACE, code).status_code == 401
     assert account(app) is None
 

@@ -1,23 +1,15 @@
 """A passkey-first sign-up through the hosted pages, as a person makes it: the address, the code
-mailed to it, then the passkey the (software) authenticator makes."""
+mailed to it (read as tests/support/email_codes.py reads one), then the passkey the (software)
+authenticator makes."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from tests.support.email_codes import mailed_code
 from tests.support.pages import submit
 from tests.support.passkeys import add_passkey
 from tests.support.soft_authenticator import SoftAuthenticator
-
-
-def mailed_code(mailbox: Any, address: str) -> str:
-    """The last sign-up code mailed to `address`."""
-    for message in reversed(mailbox.to(address)):
-        found = re.search(r"^\s+(\d{8})\s*$", message.get_body(("plain",)).get_content(), re.M)
-        if found:
-            return found.group(1)
-    raise AssertionError(f"no sign-up code was mailed to {address}")
 
 
 def ask_code(client: Any, address: str, name: str = "Grace") -> Any:

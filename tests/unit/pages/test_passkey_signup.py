@@ -11,8 +11,9 @@ from app.domain.accounts import email_codes
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, EmailCode, Passkey, User
 from tests.support.accounts import OWNED
+from tests.support.email_codes import mailed_code
 from tests.support.pages import submit
-from tests.support.passkey_first import ask_code, enter_code, mailed_code, sign_up_with_passkey
+from tests.support.passkey_first import ask_code, enter_code, sign_up_with_passkey
 from tests.support.passkeys import ceremony_options
 from tests.support.soft_authenticator import SoftAuthenticator
 

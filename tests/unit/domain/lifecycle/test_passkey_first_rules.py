@@ -17,6 +17,7 @@ from app.domain.audit import ClientInfo
 from app.domain.errors import LastSignInMethod
 from app.extensions import db
 from app.models import AuthSession, Identity, Passkey, User
+from tests.support import email_codes
 from tests.support.accounts import OWNED, PASSWORD
 from tests.support.pages import submit
 from tests.support.passkey_first import sign_up_with_passkey
@@ -88,6 +89,18 @@ def test_the_hosted_sign_in_with_a_password_is_refused_as_a_wrong_password_is(ap
         text = re.sub(r'name="csrf_token"[^>]*>', "", response.get_data(as_text=True))
         return text.replace(email, "(address)")
     assert page(ours, GRACE) == page(wrong, "known@example.com")
+
+
+def test_an_email_code_signs_in_with_the_passkey_or_a_recovery_code_as_the_second_step(
+        app, grace, mailbox):
+    """The mailbox alone does not open an account that has a passkey: the second step is
+    asked, as after any first factor (on v2, a recovery code: passkeys are the hosted pages')."""
+    api = app.test_client()
+    assert email_codes.ask(api, GRACE).status_code == 202
+    signed_in = email_codes.verify(api, GRACE, email_codes.mailed_code(mailbox, GRACE))
+    assert signed_in.status_code == 200, signed_in.get_json()
+    assert signed_in.get_json()["mfa_required"] is True
+    assert signed_in.get_json()["methods"] == ["recovery_code"]
 
 
 # A first password -------------------------------------------------------------------------------

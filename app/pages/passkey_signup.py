@@ -116,5 +116,7 @@ def passkey_signup_create() -> Page:
     if passkeys.of(signed_in.user):
         return redirect(url_for(".account"))
     offered = passkey_form(PasskeyAddForm)
-    body = render_template(TEMPLATE, create_form=offered, email=signed_in.user.email)
+    # `passkey_form` loads static/passkeys.js (base.html).
+    body = render_template(TEMPLATE, create_form=offered, passkey_form=offered,
+                           email=signed_in.user.email)
     return body, 200, with_own_script({}) if offered else {}

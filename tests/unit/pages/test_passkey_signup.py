@@ -80,6 +80,7 @@ def test_the_code_page_signs_the_browser_in_to_make_its_passkey(app, client, mai
     assert entered.status_code == 302
     page = client.get("/signup/passkey/create")
     assert page.status_code == 200 and "Create your passkey" in page.get_data(as_text=True)
+    assert "/static/passkeys.js" in page.get_data(as_text=True)  # the button's script
     with app.app_context():
         [session] = db.session.scalars(select(AuthSession)).all()
         assert session.provider == "email_code"

@@ -12,9 +12,13 @@ import re
 import pytest
 from sqlalchemy import select
 
+from app.domain import sign_in
 from app.domain.accounts import identities
+from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
 from app.domain.errors import LastSignInMethod
+from app.domain.factors.pending import SecondFactorRequired
+from app.domain.sessions.destinations import ToApi
 from app.extensions import db
 from app.models import AuthSession, Identity, Passkey, User
 from tests.support import email_codes
@@ -259,6 +263,20 @@ def test_a_provider_of_a_passkey_first_account_may_be_unlinked(app, grace, mailb
         db.session.commit()
         with pytest.raises(LastSignInMethod):
             identities.unlink(user.id, "github", ClientInfo())
+
+
+def test_a_provider_with_the_address_links_and_asks_the_passkey_as_the_second_step(
+        app, grace, mailbox):
+    """Nobody else can know a password the account does not have: a provider that verified
+    the address links unasked (as for any account whose password is its holder's), and the
+    sign-in still asks the account's second step."""
+    assert mailbox.messages  # the outbox is done: nothing else writes now
+    with app.test_request_context():
+        outcome = identities.authenticate(Profile("github", "42", GRACE, True, "Grace"),
+                                          ClientInfo(), sign_in.SignIn(ToApi(), ClientInfo()))
+        assert isinstance(outcome, SecondFactorRequired)
+        assert identities.providers_of(account(app).id) == ["github"]
+    assert any("GitHub" in m["Subject"] for m in mailbox.to(GRACE))
 
 
 def test_the_code_mail_holds_no_link_a_scanner_could_follow(app, grace, mailbox):

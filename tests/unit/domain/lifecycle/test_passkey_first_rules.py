@@ -107,6 +107,38 @@ def test_an_email_code_signs_in_with_the_passkey_or_a_recovery_code_as_the_secon
     assert signed_in.get_json()["methods"] == ["recovery_code"]
 
 
+@pytest.fixture
+def grace_on_the_api(app, mailbox, authenticator):
+    """Grace signed up on the hosted pages, then on the API: a mailed code and a recovery code
+    (the API's second step). Her access token, and her recovery codes left."""
+    added = sign_up_with_passkey(app.test_client(), mailbox, authenticator, ORIGIN, GRACE)
+    recovery = re.findall(r"<li><code>([a-z0-9-]+)</code></li>", added.get_data(as_text=True))
+    api = app.test_client()
+    email_codes.ask(api, GRACE)
+    pending = email_codes.verify(api, GRACE, email_codes.mailed_code(mailbox, GRACE)).get_json()
+    tokens = api.post("/api/v2/auth/mfa", json={"mfa_token": pending["mfa_token"],
+                                               "code": recovery[0]})
+    assert tokens.status_code == 200, tokens.get_json()
+    return tokens.get_json()["access_token"], recovery[1:]
+
+
+def test_the_api_asks_a_code_of_a_passkey_first_account_for_a_new_address_and_leaving(
+        app, grace_on_the_api, mailbox):
+    token, recovery = grace_on_the_api
+    api, bearer = app.test_client(), {"Authorization": f"Bearer {token}"}
+    unproved = api.post("/api/v2/auth/email", json={"new_email": "grace@new.example"},
+                        headers=bearer)
+    guessed = api.post("/api/v2/auth/email", headers=bearer,
+                       json={"new_email": "grace@new.example", "password": PASSWORD})
+    assert unproved.status_code == guessed.status_code == 403
+    assert unproved.get_json()["code"] == guessed.get_json()["code"] == "step_up_required"
+    moved = api.post("/api/v2/auth/email", headers=bearer,
+                     json={"new_email": "grace@new.example", "code": recovery[0]})
+    assert moved.status_code == 202
+    left = api.delete("/api/v2/auth/account", headers=bearer, json={"code": recovery[1]})
+    assert left.status_code == 202 and account(app).deletion_scheduled_at is not None
+
+
 # A first password -------------------------------------------------------------------------------
 
 def test_a_first_password_is_set_right_after_the_sign_up(app, grace, mailbox):

@@ -56,6 +56,8 @@ DEFAULTS: dict[str, Any] = {
     "WEBHOOK_RETRY_MAX_DELAY": 6 * 3600.0,
     "WEBHOOK_TIMEOUT": 10,
     "REQUIRE_EMAIL_CONFIRMATION": False,
+    # Signing in with a code mailed to the address (app/domain/accounts/email_sign_in.py).
+    "EMAIL_CODE_SIGN_IN": True,
     # Plans (app/domain/accounts/plans.py): the plans there are, comma-separated, and the plan of
     # a new account that is given none (one of PLANS).
     "PLANS": DEFAULT_CATALOGUE,

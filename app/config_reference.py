@@ -65,6 +65,10 @@ DESCRIPTIONS: dict[str, str] = {
     "REQUIRE_EMAIL_CONFIRMATION": "Refuse sessions to accounts whose address is not confirmed "
                                   "(403 `email_not_confirmed`); sign-up then answers without "
                                   "tokens.",
+    "EMAIL_CODE_SIGN_IN": "Offer signing in with a code (and a link) mailed to the account's "
+                          "address, on the hosted login and at `/api/v2/auth/email-code`; "
+                          "`false` turns it off everywhere (403 `email_code_off`). A site "
+                          "turns it off for its own sign-ins with `email_code_sign_in`.",
     "PLANS": "The plans there are, comma-separated: the command line, the admin API, the "
              "console and sign-up put no account on another (422 `unknown_plan`). Unset or "
              "empty: `free,pro,team`.",

@@ -21,6 +21,7 @@ from app.api.operation import Operation
 from app.domain import errors as e
 from app.domain.accounts import plans
 from app.domain.accounts.breached import PasswordBreached
+from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidEmailCode
 from app.domain.admin.idempotency import (
     IdempotencyKeyInUse,
     IdempotencyKeyReused,
@@ -115,6 +116,8 @@ REQUESTS: dict[type[BaseModel], tuple[tuple[str, dict[str, Any]], ...]] = {
         "code": TOKEN, "provider": "google", "code_verifier": VERIFIER,
         "redirect_uri": REDIRECT_URI}),),
     body.EmailBody: (("An address", {"email": "ada@example.com"}),),
+    body.EmailCodeVerifyBody: (("The mailed code", {"email": "ada@example.com",
+                                                    "code": "40718263"}),),
     body.ResetPasswordBody: (("The mailed token and a new password", {
         "token": TOKEN, "new_password": PASSWORD}),),
     body.EmailChangeBody: (("The new address, proved by the password", {
@@ -174,6 +177,9 @@ PROBLEMS: dict[str, tuple[Example, ...]] = {
                                                       "characters.")),
                               raised(e.UnknownProvider()), raised(e.ProviderNotEnabled())),
     "exchangeCode": (raised(e.InvalidCode()), raised(e.EmailNotConfirmed())),
+    "requestEmailCode": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable()),
+                         raised(EmailCodeOff())),
+    "verifyEmailCode": (raised(InvalidEmailCode()), raised(EmailCodeOff())),
     "forgotPassword": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
     "resendConfirmation": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
     "resetPassword": (raised(e.InvalidResetToken()), raised(WEAK, "invalid_body (a weak "

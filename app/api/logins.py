@@ -6,7 +6,11 @@ no second step, a problem that sends the person to the hosted login."""
 
 from __future__ import annotations
 
-from app.domain.accounts import accounts
+from flask import request
+
+from app.domain.accounts import accounts, email_sign_in
+from app.domain.clients import sites
+from app.domain.clients.sites import Site
 from app.domain.errors import MfaRequired
 from app.domain.factors import second_factors
 from app.domain.factors.pending import SecondFactorRequired
@@ -30,11 +34,28 @@ def _authenticate(untrusted_email: str, password: str, untrusted_captcha_token: 
 def sign_in_with_password(untrusted_email: str, password: str, untrusted_captcha_token: str
                           ) -> IssuedTokens | SecondFactorRequired:
     user = _authenticate(untrusted_email, password, untrusted_captcha_token)
+    return _finish(user, "password")
+
+
+def sign_in_with_email_code(untrusted_email: str, untrusted_code: str
+                            ) -> IssuedTokens | SecondFactorRequired:
+    """The mailed code's way in (accounts/email_sign_in.py), finished as the password's."""
+    email_sign_in.check_enabled(site_of_caller())
+    user = email_sign_in.authenticate(untrusted_email, untrusted_code, client_info())
+    return _finish(user, email_sign_in.PROVIDER)
+
+
+def site_of_caller() -> Site | None:
+    """The site whose page calls, by the `Origin` a browser sends (None for a server's call)."""
+    return sites.site_of_origin(request.headers.get("Origin"))
+
+
+def _finish(user: User, provider: str) -> IssuedTokens | SecondFactorRequired:
     if second_factors.has_second_factor(user) and \
             not second_factors.methods(user, Purpose.API):
         # Only passkeys, which answer on the hosted pages' origin alone: the person signs in there.
         raise MfaRequired(f"{settings().public_url}/login")
-    outcome = SignIn(ToApi(), client_info(), second_step=Purpose.API).finish(user, "password")
+    outcome = SignIn(ToApi(), client_info(), second_step=Purpose.API).finish(user, provider)
     assert not isinstance(outcome, BrowserSignIn | SiteCode)
     return outcome
 

@@ -77,6 +77,26 @@ SITE_OPERATIONS = (
                           "`mfa_token` and the `methods` instead of tokens: complete it with "
                           "POST /api/v2/auth/mfa. Problems: 401 `invalid_credentials`, 403 "
                           "`email_not_confirmed`, 429 `rate_limited`."),
+    Operation("post", "/api/v2/auth/email-code", "requestEmailCode",
+              "Mail a sign-in code", "v2", {202: out.Detail, 403: out.Problem},
+              body=body.EmailBody,
+              description="The same 202 for every well-formed address: an existing, enabled "
+                          "account is mailed an 8-digit code and a link (10 minutes, single "
+                          "use; a new one replaces the last), any other address nothing. "
+                          "Limited per address mailed and per caller (SVC_LIMIT_FORGOT, "
+                          "SVC_LIMIT_FORGOT_IP); the captcha as for forgotPassword. 403 "
+                          "`email_code_off` where the service or the calling site (by its "
+                          "`Origin`) turned it off."),
+    Operation("post", "/api/v2/auth/email-code/verify", "verifyEmailCode",
+              "Sign in with a mailed code", "v2",
+              {200: out.LoginOrMfaResponse, 401: out.Problem, 403: out.Problem},
+              body=body.EmailCodeVerifyBody, links={200: FROM_TOKENS},
+              description="The login response, as login's, with `amr` [\"otp\"] in "
+                          "the access token; `mfa_required` for an account with a second "
+                          "factor. A code proves the address: an unconfirmed one is confirmed. "
+                          "Problems: 401 `invalid_code` (wrong, used, expired, or for an "
+                          "address with no enabled account; five tries per code), 403 "
+                          "`email_code_off`, 429 `rate_limited`."),
     Operation("post", "/api/v2/auth/mfa", "completeMfa",
               "Complete a sign-in with a second factor", "v2",
               {200: out.LoginResponse, 401: out.Problem, 403: out.Problem},

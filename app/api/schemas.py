@@ -51,10 +51,18 @@ class RefreshBody(Body):
 
 
 class EmailBody(Body):
-    """forgot-password and resend-confirmation: just an address."""
+    """forgot-password, resend-confirmation and email-code: just an address."""
 
     email: Email
     captcha_token: CaptchaToken = ""
+
+
+class EmailCodeVerifyBody(Body):
+    """Sign in with the code mailed after POST /auth/email-code."""
+
+    email: Email
+    code: Annotated[Text, Field(min_length=1, max_length=32, description=(
+        "The 8-digit code of the mail (spaces and hyphens are ignored)."))]
 
 
 class ResetPasswordBody(Body):

@@ -6,9 +6,10 @@ from collections.abc import Callable
 
 from flask import Response, request
 
-from app.api.logins import sign_in_with_password
+from app.api.logins import sign_in_with_email_code, sign_in_with_password, site_of_caller
 from app.api.schemas import (
     EmailBody,
+    EmailCodeVerifyBody,
     ExchangeCodeBody,
     LoginBody,
     MfaBody,
@@ -19,7 +20,7 @@ from app.api.schemas import (
 )
 from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
 from app.domain import addresses, sign_in
-from app.domain.accounts import accounts, identities, recovery
+from app.domain.accounts import accounts, email_sign_in, identities, recovery
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidQuery
 from app.domain.factors import pending
@@ -58,7 +59,26 @@ def signup() -> Response:
 @ratelimits.login
 def login() -> Response:
     body = parse_body(LoginBody)
-    signed_in = sign_in_with_password(body.email, body.password, body.captcha_token)
+    return _login_answer(sign_in_with_password(body.email, body.password, body.captcha_token))
+
+
+@bp.post("/auth/email-code")
+@ratelimits.email_code
+def request_email_code() -> tuple[Response, int]:
+    site = site_of_caller()
+    return _promise_mail(lambda email, client: email_sign_in.request_code(email, client,
+                                                                         site=site),
+                         EMAIL_CODE_ANSWER, captcha.EMAIL_CODE)
+
+
+@bp.post("/auth/email-code/verify")
+@ratelimits.email_code_verify
+def verify_email_code() -> Response:
+    body = parse_body(EmailCodeVerifyBody)
+    return _login_answer(sign_in_with_email_code(body.email, body.code))
+
+
+def _login_answer(signed_in: IssuedTokens | SecondFactorRequired) -> Response:
     if isinstance(signed_in, SecondFactorRequired):
         return no_store({"mfa_required": True, "mfa_token": signed_in.token,
                          "methods": signed_in.methods, "expires_in": signed_in.expires_in})
@@ -119,6 +139,8 @@ def unlink_provider(provider: str) -> tuple[str, int]:
 
 
 FORGOT_ANSWER = {"detail": "If an account exists for this email, a reset link has been sent."}
+EMAIL_CODE_ANSWER = {"detail": "If an account exists for this email, a sign-in code has been "
+                               "sent."}
 RESEND_ANSWER = {"detail": "If this email needs confirming, a new link has been sent."}
 
 

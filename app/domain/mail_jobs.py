@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.domain.accounts import emails, recovery
+from app.domain.accounts import email_sign_in, emails, passkey_signup, recovery
 from app.domain.lifecycle import address_change, leaving
 from app.infra.lanes import Handler, Job
 from app.infra.mail import Message
@@ -45,4 +45,6 @@ HANDLERS: dict[str, Handler] = {
     MailJob.PROVIDER_UNLINKED: _provider_unlinked,
     MailJob.SECOND_FACTOR_ADDED: _second_factor(added=True),
     MailJob.SECOND_FACTOR_REMOVED: _second_factor(added=False),
+    MailJob.SIGNUP_CODE: passkey_signup.code_mail,
+    MailJob.EMAIL_CODE: email_sign_in.code_mail,
 }

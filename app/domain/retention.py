@@ -28,6 +28,7 @@ from app.models import (
     AccountEvent,
     AuditEvent,
     Delivery,
+    EmailCode,
     HandoffCode,
     IdempotentAnswer,
     OneTimeToken,
@@ -62,6 +63,11 @@ def purge_pushed_requests() -> int:
 
 def purge_one_time_tokens() -> int:
     return delete_batched(OneTimeToken.token_hash, OneTimeToken.expires_at < _spent_before())
+
+
+def purge_email_codes() -> int:
+    """At once when they expire: a dead code answers as one that never was."""
+    return delete_batched((EmailCode.email_key, EmailCode.purpose), EmailCode.expires_at < now())
 
 
 def purge_audit_events() -> int:
@@ -105,6 +111,7 @@ STEPS: list[Step] = [
     Step("expired handoff codes", purge_handoff_codes),
     Step("expired pushed authorization requests", purge_pushed_requests),
     Step("expired reset and confirmation tokens", purge_one_time_tokens),
+    Step("expired email sign-in codes", purge_email_codes),
     Step("pending sign-ins long expired", pending.purge_expired),
     Step("passkey challenges long expired", passkeys.purge_expired),
     Step("admin API answers kept for Idempotency-Key retries", purge_idempotent_answers),

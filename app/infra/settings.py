@@ -66,6 +66,7 @@ class Settings:  # one field per setting: its name in lower case
     webhook_retry_max_delay: float
     webhook_timeout: float
     require_email_confirmation: bool
+    email_code_sign_in: bool
     plans: tuple[str, ...]
     default_plan: str
     plan_names: Any  # JSON: checked by app/domain/accounts/plans.py's check_names at start

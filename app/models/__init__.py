@@ -4,6 +4,7 @@ from app.models.account_event import AccountEvent, AccountEventSequence
 from app.models.audit import AuditEvent
 from app.models.consent import ConsentGrant
 from app.models.delivery import Delivery
+from app.models.email_code import EmailCode
 from app.models.failure_counter import FailureCounter
 from app.models.handoff import HandoffCode
 from app.models.idempotent_answer import IdempotentAnswer
@@ -23,4 +24,5 @@ __all__ = ["AccountEvent", "AccountEventSequence", "AuditEvent", "AuthSession", 
            "ConsentGrant", "Delivery", "FailureCounter", "HandoffCode", "IdempotentAnswer",
            "Identity", "MailJob", "OneTimeToken", "Passkey", "PasskeyChallenge", "PendingSignIn",
            "PushedRequest", "RateLimitCounter", "RecoveryCode", "RefreshToken", "ServiceClient",
-           "SiteRegistryMark", "TotpFactor", "User"]
+           "SiteRegistryMark", "TotpFactor", "User",
+           "EmailCode"]

@@ -32,6 +32,8 @@ class MailJob(LeasedJob, Model):
     DELETION_SCHEDULED = "deletion_scheduled"  # a link that undoes it within the grace period
     NEW_DEVICE = "new_device"  # a sign-in from a device the account has not used
     RECOVERY_CODE_USED = "recovery_code_used"
+    SIGNUP_CODE = "signup_code"  # to an address with no account: the code of a passkey sign-up
+    EMAIL_CODE = "email_code"  # a sign-in code and link (accounts/email_sign_in.py)
     # Statuses: LeasedJob's (pending, sent, skipped, failed)
 
     __table_args__ = (Index("ix_mail_jobs_status_next_attempt", "status", "next_attempt_at"),)

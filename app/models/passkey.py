@@ -45,6 +45,7 @@ class PasskeyChallenge(Model):
     REGISTER = "register"
     SIGN_IN = "sign_in"
     SECOND_STEP = "second_step"
+    OWNER_PROOF = "owner_proof"  # an account without a password proving its holder is here
 
     challenge_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     purpose: Mapped[str] = mapped_column(String(16))

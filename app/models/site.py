@@ -47,6 +47,8 @@ class ClientSite(Model):
     webhook_previous_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # OpenID Connect Back-Channel Logout 1.0: where a logout token goes when a session ends.
     backchannel_logout_uri: Mapped[str | None] = mapped_column(String(2048))
+    # Whether its sign-ins may use a code mailed to the address (SVC_EMAIL_CODE_SIGN_IN too).
+    email_code_sign_in: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class SiteRegistryMark(Model):

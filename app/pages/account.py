@@ -29,6 +29,7 @@ from app.pages.forms import (
     LeaveForm,
     NameForm,
     PasskeyAddForm,
+    SetPasswordForm,
     StepUpForm,
     add_error,
     field_errors,
@@ -52,6 +53,10 @@ def _render(password_form: ChangePasswordForm | None = None, status: int = 200,
     user = signed_in.user
     linked = identities.providers_of(user.id)
     offered = passkey_form(PasskeyAddForm)
+    own_passkeys = passkeys.of(user)
+    # An account without a password proves its owner with one of its passkeys instead.
+    owner_passkey = bool(offered and user.password_hash is None
+                         and any(p.signs_in_alone for p in own_passkeys))
     if request.args.get("linked") in linked:
         flash(_("%(provider)s is now linked.",
                 provider=providers.DISPLAY_NAMES[request.args['linked']]))
@@ -65,9 +70,10 @@ def _render(password_form: ChangePasswordForm | None = None, status: int = 200,
         notice=refusal_notice(request.args.get("error")),
         second_factor=second_factors.summary(user), step_up=StepUpForm(),
         recent_sign_in=step_up.recently_signed_in(signed_in.auth_session),
-        passkeys=passkeys.of(user), passkey_form=offered,
+        passkeys=own_passkeys, passkey_form=offered, owner_passkey=owner_passkey,
         email_form=EmailChangeForm(formdata=None), leave_form=LeaveForm(formdata=None),
         plan_name=plans.display_name, site=sites.family_site(request.args.get("site")),
+        set_password_form=SetPasswordForm(formdata=None),
     ), status, with_own_script({}) if offered else {}
 
 

@@ -1,5 +1,5 @@
-"""The account page's life changes: a new address, leaving, the data download; and the pages the
-mailed links open (each a button: opening a link changes nothing)."""
+"""The account page's life changes: a new address, leaving, the data download, a first password;
+and the pages the mailed links open (each a button: opening a link changes nothing)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,19 @@ from werkzeug.wrappers import Response
 from app.domain.audit import ClientInfo
 from app.domain.clients import sites
 from app.domain.errors import AuthError
-from app.domain.lifecycle import address_change, export, leaving, proof
+from app.domain.factors import passkey_proof
+from app.domain.lifecycle import address_change, export, first_password, leaving, proof
 from app.domain.text import N_
 from app.models import User
 from app.pages.blueprint import bp, words
-from app.pages.forms import LEAVE_WORD, EmailChangeForm, LeaveForm, MailedLinkForm
+from app.pages.forms import (
+    LEAVE_WORD,
+    EmailChangeForm,
+    LeaveForm,
+    MailedLinkForm,
+    SetPasswordForm,
+    required_text,
+)
 from app.web import browser, ratelimits
 from app.web.client import client_info
 
@@ -36,7 +44,40 @@ def _proved(form: EmailChangeForm | LeaveForm, *, recent_suffices: bool) -> User
     signed_in = _signed_in()
     return proof.proved_owner(signed_in.auth_session.id, signed_in.user.id, client_info(),
                               password=form.password.data or None,
-                              code=form.code.data or None, recent_suffices=recent_suffices)
+                              code=form.code.data or None,
+                              passkey_answer=form.credential.data or None,
+                              recent_suffices=recent_suffices)
+
+
+@bp.post("/account/passkeys/proof/options")
+@login_required
+@ratelimits.passkey_options
+def passkey_proof_options() -> Response | tuple[Response, int]:
+    """The options of the passkey that stands in for the password of an account without one."""
+    try:
+        return Response(passkey_proof.options(_signed_in().user), mimetype="application/json",
+                        headers={"Cache-Control": "no-store"})
+    except AuthError as error:
+        return jsonify(error=words(error.detail)), error.status
+
+
+@bp.post("/account/password/set")
+@login_required
+@ratelimits.change_password
+def set_password() -> Response:
+    form, signed_in = SetPasswordForm(), _signed_in()
+    try:
+        if not form.validate_on_submit():
+            raise AuthError(N_("Enter the new password."))
+        first_password.add_password(signed_in.auth_session.id, signed_in.user.id,
+                                    required_text(form.new_password), client_info(),
+                                    code=form.code.data or None,
+                                    passkey_answer=form.credential.data or None)
+    except AuthError as error:
+        flash(_words(error))
+    else:
+        flash(_("Password set. You can now sign in with it too."))
+    return redirect(url_for(".account"))
 
 
 @bp.post("/account/email")

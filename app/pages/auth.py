@@ -26,6 +26,7 @@ from app.domain.errors import (
 from app.domain.limits import throttle
 from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
 from app.infra.settings import settings
+from app.pages import email_code
 from app.pages.blueprint import bp, duration, refusal, too_many
 from app.pages.forms import (
     ForgotPasswordForm,
@@ -71,7 +72,7 @@ def login_page(target: Target | None, status: int, form: LoginForm, *,
     shown = captcha.login_widget(captcha_email)
     offered = passkey_form(PasskeyAnswerForm)
     body, status = _page("pages/login.html", target, status, captcha=shown, form=form,
-                         passkey_form=offered, **context)
+                         passkey_form=offered, email_code=email_code.offered(target), **context)
     headers = captcha.page_headers(shown)
     return body, status, with_own_script(headers) if offered else headers
 

@@ -65,6 +65,24 @@ class NameForm(PageForm):
     full_name = StringField(_l("Name"), validators=NAME, render_kw={"autocomplete": "name"})
 
 
+class PasskeySignupForm(PageForm):
+    """A passkey-first sign-up's first step: the address its code goes to."""
+
+    full_name = StringField(_l("Name"), validators=[Length(max=200), PRINTABLE],
+                            render_kw={"autocomplete": "name"})
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE],
+                       render_kw={"autocomplete": "email", "autocapitalize": "none"})
+
+
+class SignupCodeForm(PageForm):
+    """Its second step: the code mailed to the address (carried in the form)."""
+
+    full_name = HiddenField(validators=[Length(max=200), PRINTABLE])
+    email = HiddenField(validators=[DataRequired(), Length(max=320), PRINTABLE])
+    code = StringField(_l("Code from the email"), validators=[DataRequired(), Length(max=32),
+                                                            PRINTABLE], render_kw=ONE_TIME_CODE)
+
+
 class LinkPasswordForm(PageForm):
     """Prove an existing account's password to link a provider to it."""
 
@@ -76,6 +94,20 @@ class ForgotPasswordForm(PageForm):
     email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE,
                                             well_formed_address],
                        render_kw={"autocomplete": "email", "autocapitalize": "none"})
+
+
+class EmailCodeForm(PageForm):
+    """The address to mail a sign-in code to."""
+
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320), PRINTABLE,
+                                            well_formed_address],
+                       render_kw={"autocomplete": "username", "autocapitalize": "none"})
+
+
+class EmailCodeEntryForm(PageForm):
+    code = StringField(_l("Code from the email"),
+                       validators=[DataRequired(), Length(max=32), PRINTABLE],
+                       render_kw={**ONE_TIME_CODE, "inputmode": "numeric"})
 
 
 class ResetPasswordForm(PageForm):
@@ -171,6 +203,15 @@ class OwnerProofForm(PageForm):
                              render_kw={"autocomplete": "current-password"})
     code = StringField(_l("Code from your authenticator app, or a recovery code"),
                        validators=[Length(max=32), PRINTABLE], render_kw=ONE_TIME_CODE)
+    # Or one of its passkeys' answer (static/passkeys.js puts it in): factors/passkey_proof.py.
+    credential = HiddenField(validators=[Length(max=60 * 1024)])
+
+
+class SetPasswordForm(OwnerProofForm):
+    """A first password, for an account that has none (accounts/first_password.py)."""
+
+    new_password = PasswordField(_l("New password"), validators=PASSWORD,
+                                 render_kw={"autocomplete": "new-password", "minlength": 8})
 
 
 class EmailChangeForm(OwnerProofForm):

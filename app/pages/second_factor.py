@@ -23,6 +23,7 @@ from app.domain.errors import (
     FactorNeedsProvedPassword,
     InvalidMfaToken,
     InvalidSecondFactor,
+    LastSignInMethod,
     NotEnrolled,
     NotFound,
     RateLimited,
@@ -70,7 +71,8 @@ def behind_step_up(change: Callable[[browser.BrowserUser, str | None], T]) -> T 
         return redirect(url_for(".account"))
     try:
         return change(_signed_in(), form.code.data or None)
-    except (NotFound, NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited) as error:
+    except (NotFound, NotEnrolled, StepUpRequired, InvalidSecondFactor, RateLimited,
+            LastSignInMethod) as error:
         return refused(error)
 
 

@@ -23,8 +23,8 @@ from app.web.client import client_info
 from app.web.headers import CONTENT_SECURITY_POLICY
 
 # What each endpoint checks a token for (the metric's `purpose` label).
-SIGNUP, LOGIN, FORGOT_PASSWORD, RESEND_CONFIRMATION = (
-    "signup", "login", "forgot_password", "resend_confirmation")
+SIGNUP, LOGIN, FORGOT_PASSWORD, RESEND_CONFIRMATION, EMAIL_CODE = (
+    "signup", "login", "forgot_password", "resend_confirmation", "email_code")
 
 
 def check(purpose: str, untrusted_token: str) -> None:

@@ -221,6 +221,11 @@ forgot = _limits(("forgot-email", "LIMIT_FORGOT", _untrusted_email, {}),
 resend_confirmation = _limits(("resend-email", "LIMIT_FORGOT", _untrusted_email, {}),
                               ("resend-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))
 reset = _limits(("reset-ip", "LIMIT_RESET", limit_key_ip, {}))
+# Sign-in codes by mail: mails per recipient and per address, as the reset's; their tries as
+# sign-ins (and at most five per code: accounts/email_codes.py).
+email_code = _limits(("email-code-email", "LIMIT_FORGOT", _untrusted_email, {}),
+                     ("email-code-ip", "LIMIT_FORGOT_IP", limit_key_ip, {}))
+email_code_verify = login
 # Signed-in actions on the hosted pages: per account, so no one else can use them up. (Wrong
 # current passwords are also counted per account in the database.)
 change_password = _limits(("password-change-user", "LIMIT_LOGIN", _signed_in_user, {}))

@@ -37,7 +37,8 @@ KINDS = ("sqlite", "postgresql")
 # The tests that `make test` runs on PostgreSQL too (node id prefixes): the API, the pages, the
 # OAuth and OpenID Connect flows, recovery, the domain, and the top-level modules.
 POSTGRES_SUITE = tuple(f"tests/{name}/" for name in (
-    "api", "captcha", "oauth", "oidc", "recovery", "pages", "domain", "admin")) + ("tests/test_",)
+    "api", "captcha", "oauth", "oidc", "recovery", "pages", "domain", "admin", "unit",
+)) + ("tests/test_",)
 
 SQLITE_FILE = "test.db"
 

@@ -101,6 +101,12 @@ def confirm_email(to: str, token: str) -> Message:
                     link=_link("/confirm-email", token))
 
 
+def email_code(to: str, code: str, token: str, minutes: int) -> Message:
+    """A sign-in code, and a link that signs in in the browser that asked for it."""
+    return _message(to, _l("Your sign-in code: %(code)s", code=code), "email_code", code=code,
+                    link=_link("/login/email-code/link", token), minutes=minutes)
+
+
 def invitation(to: str, token: str, days: int) -> Message:
     """An account an operator opened: the link sets its first password (a reset link)."""
     return _message(to, _l("Your %(brand)s account", brand=settings().brand),
@@ -118,6 +124,13 @@ def email_change(to: str, token: str, current: str) -> Message:
 def email_change_refused(to: str) -> Message:
     """To a new address that has an account already: nothing changed."""
     return _message(to, _l("An address change was refused"), "email_change_refused")
+
+
+def signup_code(to: str, code: str, minutes: int, language: str | None = None) -> Message:
+    """To an address with no account yet: the code of a passkey sign-up, in the language of
+    the page that asked (no account has one to read)."""
+    return _message(to, _l("Your code to create an account"), "signup_code",
+                    language=language, code=code, minutes=minutes)
 
 
 def email_changed(to: str, new: str, token: str) -> Message:

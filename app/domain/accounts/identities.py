@@ -211,7 +211,8 @@ def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
         Identity.user_id == user.id, Identity.provider == provider)).first()
     if identity is None:
         raise NotFound(f"{provider} is not linked to this account.")
-    if user.password_hash is None and len(providers_of(user.id)) <= 1:
+    if user.password_hash is None and len(providers_of(user.id)) <= 1 \
+            and not second_factors.has_passkey(user):  # a passkey-first account's passkey
         raise LastSignInMethod()
     db.session.delete(identity)
     audit.record(f"provider_unlinked_{provider}", client, user_id=user.id)

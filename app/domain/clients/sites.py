@@ -45,6 +45,7 @@ class Site:
     branding: Branding = Branding()
     webhook_url: str | None = None  # its signing secrets: app/domain/clients/webhooks.py
     backchannel_logout_uri: str | None = None
+    email_code_sign_in: bool = True  # whether its sign-ins may use a mailed code
 
     @property
     def display_name(self) -> str:
@@ -112,14 +113,15 @@ def _from_row(row: ClientSite) -> Site:
                 first_party=row.first_party,
                 branding=Branding(row.display_name, row.accent_color, row.logo_type,
                                   row.home_url, row.privacy_url, row.terms_url),
-                webhook_url=row.webhook_url, backchannel_logout_uri=row.backchannel_logout_uri)
+                webhook_url=row.webhook_url, backchannel_logout_uri=row.backchannel_logout_uri,
+                email_code_sign_in=row.email_code_sign_in)
 
 
 def _from_settings(name: str, entry: dict[str, Any]) -> Site:
     """An entry of SVC_CLIENT_SITES: `redirect_uris`, `origins`, and optionally
     `post_logout_redirect_uris`, `scopes`, `first_party`, `webhook_url` with `webhook_secret`,
-    `backchannel_logout_uri`, and for a confidential client `client_secret_sha256` (hex) with
-    `token_endpoint_auth_method`."""
+    `backchannel_logout_uri`, `email_code_sign_in`, and for a confidential client
+    `client_secret_sha256` (hex) with `token_endpoint_auth_method`."""
     secret_hash = entry.get("client_secret_sha256")
     method = entry.get("token_endpoint_auth_method",
                        SECRET_METHODS[0] if secret_hash else PUBLIC)
@@ -133,7 +135,8 @@ def _from_settings(name: str, entry: dict[str, Any]) -> Site:
                                   entry.get("home_url"), entry.get("privacy_url"),
                                   entry.get("terms_url")),
                 webhook_url=entry.get("webhook_url"),
-                backchannel_logout_uri=entry.get("backchannel_logout_uri"))
+                backchannel_logout_uri=entry.get("backchannel_logout_uri"),
+                email_code_sign_in=bool(entry.get("email_code_sign_in", True)))
 
 
 def all_sites() -> dict[str, Site]:
@@ -177,6 +180,14 @@ def family_site(untrusted_name: str | None) -> Site | None:
 def site_of_redirect_uri(redirect_uri: str) -> Site | None:
     """The site that registered this redirect URI."""
     return next((site for site in all_sites().values() if redirect_uri in site.redirect_uris),
+                None)
+
+
+def site_of_origin(untrusted_origin: str | None) -> Site | None:
+    """The site that registered this origin (a browser's call names it in `Origin`), if any."""
+    if not untrusted_origin:
+        return None
+    return next((site for site in all_sites().values() if untrusted_origin in site.origins),
                 None)
 
 

@@ -33,7 +33,13 @@ from app.db.transactions import kept, writes
 from app.domain import audit, text
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailNotConfirmed, InvalidPasskey, NotFound, TooManyPasskeys
+from app.domain.errors import (
+    EmailNotConfirmed,
+    InvalidPasskey,
+    LastSignInMethod,
+    NotFound,
+    TooManyPasskeys,
+)
 from app.domain.factors import codes, second_factors
 from app.domain.factors.pending import Proof, live_pending
 from app.domain.factors.second_factors import Purpose
@@ -42,7 +48,15 @@ from app.domain.sessions import sessions
 from app.domain.sessions.destinations import Finishing
 from app.extensions import db
 from app.infra.settings import settings
-from app.models import AuthSession, MailJob, Passkey, PasskeyChallenge, PendingSignIn, User
+from app.models import (
+    AuthSession,
+    Identity,
+    MailJob,
+    Passkey,
+    PasskeyChallenge,
+    PendingSignIn,
+    User,
+)
 
 T = TypeVar("T")
 CHALLENGE_TTL = 300  # seconds to answer a ceremony: the browser's prompt, a PIN, a security key
@@ -238,10 +252,14 @@ def _transports(credential: dict[str, Any]) -> str:
 def remove(user: User, session: AuthSession, passkey_id: str, code: str | None,
            client: ClientInfo) -> Passkey:
     """Remove one of the account's passkeys (step-up). The recovery codes go with the account's
-    last second factor."""
+    last second factor. LastSignInMethod for the last one of an account without a password or
+    a provider (a passkey-first account): it would have no way in left."""
     passkey = db.session.get(Passkey, passkey_id)
     if passkey is None or passkey.user_id != user.id:
         raise NotFound("No such passkey on this account.")
+    if user.password_hash is None and _count(user) <= 1 and db.session.scalar(
+            select(Identity.id).where(Identity.user_id == user.id).limit(1)) is None:
+        raise LastSignInMethod()
     step_up(user, session, code)
     changed(delete(Passkey).where(Passkey.id == passkey.id))
     second_factors.drop_recovery_codes_if_unprotected(user)

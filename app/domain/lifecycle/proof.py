@@ -1,5 +1,6 @@
 """The proof asked before an account's address changes or the account goes: its password, or
-for an account without one a code of its authenticator app or a recovery code. On the hosted
+for an account without one a code of its authenticator app, a recovery code, or an answer of one
+of its passkeys (factors/passkey_proof.py: the hosted pages only). On the hosted
 pages a sign-in of the last few minutes stands in for either before leaving (which its mailed
 link undoes), never before an address change (whose undo link is the owner's way back)."""
 
@@ -9,7 +10,7 @@ from app.db.transactions import writes
 from app.domain.accounts import accounts
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidCredentials, SessionRevoked, StepUpRequired
-from app.domain.factors import step_up
+from app.domain.factors import passkey_proof, step_up
 from app.domain.limits import throttle
 from app.domain.services import services
 from app.domain.sessions import sessions
@@ -18,9 +19,9 @@ from app.models import AuthSession, User
 
 def check_owner(user: User, session: AuthSession, client: ClientInfo, *,
                 password: str | None = None, code: str | None = None,
-                recent_suffices: bool = False) -> None:
+                passkey_answer: str | None = None, recent_suffices: bool = False) -> None:
     """StepUpRequired without a proof; InvalidCredentials (counted against the account, as a
-    wrong current password is) or InvalidSecondFactor for a wrong one."""
+    wrong current password is), InvalidSecondFactor or InvalidPasskey for a wrong one."""
     if recent_suffices and step_up.recently_signed_in(session):
         return
     if user.password_hash is not None:
@@ -32,16 +33,19 @@ def check_owner(user: User, session: AuthSession, client: ClientInfo, *,
             raise InvalidCredentials("The password is not right.")
         throttle.password_change_succeeded(attempt)
         return
+    if passkey_answer:
+        _prove_with_passkey(user, passkey_answer)
+        return
     _prove_with_code(user, session, code)
 
 
 def proved_owner(session_id: str, user_id: str, client: ClientInfo, *,
                  password: str | None = None, code: str | None = None,
-                 recent_suffices: bool = False) -> User:
+                 passkey_answer: str | None = None, recent_suffices: bool = False) -> User:
     """The account of a live session, once check_owner is satisfied."""
     session = _live(session_id, user_id)
     check_owner(session.user, session, client, password=password, code=code,
-                recent_suffices=recent_suffices)
+                passkey_answer=passkey_answer, recent_suffices=recent_suffices)
     return session.user
 
 
@@ -55,6 +59,11 @@ def _live(session_id: str, user_id: str) -> AuthSession:
     if session is None:
         raise SessionRevoked()
     return session
+
+
+@writes
+def _prove_with_passkey(user: User, passkey_answer: str) -> None:
+    passkey_proof.prove(user, passkey_answer)
 
 
 @writes

@@ -55,14 +55,20 @@ class ForClient:
 # RFC 8176 names of how a session signed in: a password, a one-time code, a passkey held by
 # hardware (device-bound) or by software (synced); any other first factor is a provider ("fed").
 _AMR = {"password": "pwd", "totp": "otp", "recovery_code": "otp", "passkey": "hwk",
-        "synced_passkey": "swk"}
+        "synced_passkey": "swk", "email_code": "otp"}
+# First factors whose tokens say so even without a second: the password stays the default that
+# a token without `amr` means (SECURITY: minimal claims).
+_AMR_ALWAYS = frozenset({"email_code"})
 
 
 def amr(provider: str, second_factor: str | None) -> list[str]:
     if provider == "passkey":  # a passkey alone: the key and the person's PIN or fingerprint
         return [_AMR.get(second_factor or "passkey", "hwk"), "mfa"]
     first = [_AMR.get(provider, "fed")]
-    return first + ([_AMR.get(second_factor, "mfa"), "mfa"] if second_factor else [])
+    if not second_factor:
+        return first
+    second = _AMR.get(second_factor, "mfa")  # an email code then a TOTP: ["otp", "mfa"]
+    return first + ([second] if second not in first else []) + ["mfa"]
 
 
 # The authenticator assurance levels (NIST SP 800-63B) a session's `acr` may be: the discovery
@@ -178,7 +184,8 @@ def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens
     extra: dict[str, Any] | None = (
         {"client_id": session.client_id, "scope": session.scope or ""}
         if session.client_id is not None else None)
-    if session.second_factor:  # a single-factor token keeps the minimal claims
+    if session.second_factor or session.provider in _AMR_ALWAYS:
+        # a password's single-factor token keeps the minimal claims
         extra = {**(extra or {}), "amr": amr(session.provider, session.second_factor),
                  "acr": assurance(session.second_factor)}
     access = services().access_tokens.issue(user_id=user.id, session_id=session.id,

@@ -1,0 +1,316 @@
+"""Every rule, answered for a passkey-first account (no password): the password sign-in on every
+door refused like a wrong password, a first password (the account page, a reset link), a new
+address, leaving and the export with the passkey as the owner's proof, the last passkey kept,
+and a stranger's passkey or session turned away. (lifecycle/first_password.py,
+lifecycle/proof.py, factors/passkey_proof.py)"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from sqlalchemy import select
+
+from app.domain import sign_in
+from app.domain.accounts import identities
+from app.domain.accounts.providers import Profile
+from app.domain.audit import ClientInfo
+from app.domain.errors import LastSignInMethod
+from app.domain.factors.pending import SecondFactorRequired
+from app.domain.sessions.destinations import ToApi
+from app.extensions import db
+from app.models import AuthSession, Identity, Passkey, User
+from tests.support import email_codes
+from tests.support.accounts import OWNED, PASSWORD
+from tests.support.pages import submit
+from tests.support.passkey_first import sign_up_with_passkey
+from tests.support.passkeys import add_passkey, ceremony_options
+from tests.support.soft_authenticator import SoftAuthenticator
+
+ORIGIN = "http://localhost:5000"
+GRACE = "grace@example.com"
+NEW_PASSWORD = "a first password of Grace's own"
+LATER = 601  # seconds: past STEP_UP_SECONDS, the sign-in is not recent any more
+
+
+@pytest.fixture
+def settings(settings):
+    return {**settings, "PUBLIC_URL": ORIGIN}
+
+
+@pytest.fixture
+def authenticator():
+    return SoftAuthenticator()
+
+
+@pytest.fixture
+def grace(app, mailbox, authenticator):
+    """A browser that signed Grace up with a passkey (and so is signed in)."""
+    client = app.test_client()
+    sign_up_with_passkey(client, mailbox, authenticator, ORIGIN, GRACE)
+    return client
+
+
+def account(app, address=GRACE):
+    with app.app_context():
+        return db.session.scalars(select(User).where(User.email == address)).one()
+
+
+def proof_answer(client, authenticator, **tamper):
+    asked = ceremony_options(client, "/account/passkeys/proof/options", "/account")
+    assert asked.status_code == 200, asked.get_data(as_text=True)
+    return json.dumps(authenticator.assert_(asked.get_json(), ORIGIN, **tamper))
+
+
+def flashed(client):
+    return client.get("/account").get_data(as_text=True)
+
+
+# Signing in with a password ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/api/v2/auth/login", "/api/v1/auth/login"])
+def test_a_password_sign_in_is_refused_as_a_wrong_password_is(app, grace, make_user, path):
+    make_user("known@example.com")
+    answers = [app.test_client().post(path, json={"email": email, "password": password})
+               for email, password in ((GRACE, PASSWORD), (GRACE, ""), ("known@example.com", "no"),
+                                       ("nobody@example.com", PASSWORD))]
+    assert {a.status_code for a in answers} - {400, 422} == {401}
+    bodies = {json.dumps({k: v for k, v in a.get_json().items() if k != "instance"},
+                         sort_keys=True) for a in answers if a.status_code == 401}
+    assert len(bodies) == 1
+
+
+def test_the_hosted_sign_in_with_a_password_is_refused_as_a_wrong_password_is(app, grace,
+                                                                              make_user):
+    make_user("known@example.com")
+    ours = submit(app.test_client(), "/login", {"email": GRACE, "password": PASSWORD})
+    wrong = submit(app.test_client(), "/login", {"email": "known@example.com",
+                                                 "password": "not it at all"})
+    assert ours.status_code == wrong.status_code == 401
+
+    def page(response, email):
+        text = re.sub(r'name="csrf_token"[^>]*>', "", response.get_data(as_text=True))
+        return text.replace(email, "(address)")
+    assert page(ours, GRACE) == page(wrong, "known@example.com")
+
+
+def test_an_email_code_signs_in_with_the_passkey_or_a_recovery_code_as_the_second_step(
+        app, grace, mailbox):
+    """The mailbox alone does not open an account that has a passkey: the second step is
+    asked, as after any first factor (on v2, a recovery code: passkeys are the hosted pages')."""
+    api = app.test_client()
+    assert email_codes.ask(api, GRACE).status_code == 202
+    signed_in = email_codes.verify(api, GRACE, email_codes.mailed_code(mailbox, GRACE))
+    assert signed_in.status_code == 200, signed_in.get_json()
+    assert signed_in.get_json()["mfa_required"] is True
+    assert signed_in.get_json()["methods"] == ["recovery_code"]
+
+
+@pytest.fixture
+def grace_on_the_api(app, mailbox, authenticator):
+    """Grace signed up on the hosted pages, then on the API: a mailed code and a recovery code
+    (the API's second step). Her access token, and her recovery codes left."""
+    added = sign_up_with_passkey(app.test_client(), mailbox, authenticator, ORIGIN, GRACE)
+    recovery = re.findall(r"<li><code>([a-z0-9-]+)</code></li>", added.get_data(as_text=True))
+    api = app.test_client()
+    email_codes.ask(api, GRACE)
+    pending = email_codes.verify(api, GRACE, email_codes.mailed_code(mailbox, GRACE)).get_json()
+    tokens = api.post("/api/v2/auth/mfa", json={"mfa_token": pending["mfa_token"],
+                                               "code": recovery[0]})
+    assert tokens.status_code == 200, tokens.get_json()
+    return tokens.get_json()["access_token"], recovery[1:]
+
+
+def test_the_api_asks_a_code_of_a_passkey_first_account_for_a_new_address_and_leaving(
+        app, grace_on_the_api, mailbox):
+    token, recovery = grace_on_the_api
+    api, bearer = app.test_client(), {"Authorization": f"Bearer {token}"}
+    unproved = api.post("/api/v2/auth/email", json={"new_email": "grace@new.example"},
+                        headers=bearer)
+    guessed = api.post("/api/v2/auth/email", headers=bearer,
+                       json={"new_email": "grace@new.example", "password": PASSWORD})
+    assert unproved.status_code == guessed.status_code == 403
+    assert unproved.get_json()["code"] == guessed.get_json()["code"] == "step_up_required"
+    moved = api.post("/api/v2/auth/email", headers=bearer,
+                     json={"new_email": "grace@new.example", "code": recovery[0]})
+    assert moved.status_code == 202
+    left = api.delete("/api/v2/auth/account", headers=bearer, json={"code": recovery[1]})
+    assert left.status_code == 202 and account(app).deletion_scheduled_at is not None
+
+
+# A first password -------------------------------------------------------------------------------
+
+def test_a_first_password_is_set_right_after_the_sign_up(app, grace, mailbox):
+    page = flashed(grace)
+    assert "Add a password" in page and "Change your password" not in page
+    set_ = submit(grace, "/account/password/set", {"new_password": NEW_PASSWORD},
+                  token_from="/account")
+    assert set_.status_code == 302
+    assert "Password set." in flashed(grace)
+    assert account(app).password_hash is not None and account(app).password_is_the_holders
+    by_api = app.test_client().post("/api/v2/auth/login", json={
+        "email": GRACE, "password": NEW_PASSWORD})
+    assert by_api.status_code == 200 and by_api.get_json()["mfa_required"] is True
+    assert any("password" in m["Subject"].lower() for m in mailbox.to(GRACE))
+    assert grace.get("/account").status_code == 200  # this session stays
+
+
+def test_a_first_password_later_needs_the_passkey(app, grace, authenticator, clock):
+    clock.advance(LATER)
+    refused = submit(grace, "/account/password/set", {"new_password": NEW_PASSWORD},
+                     token_from="/account")
+    assert refused.status_code == 302 and account(app).password_hash is None
+    set_ = submit(grace, "/account/password/set",
+                  {"new_password": NEW_PASSWORD, "credential": proof_answer(grace, authenticator)},
+                  token_from="/account")
+    assert set_.status_code == 302 and account(app).password_hash is not None
+
+
+def test_the_passkey_signs_in_with_the_new_password_as_its_second_step(app, grace):
+    submit(grace, "/account/password/set", {"new_password": NEW_PASSWORD}, token_from="/account")
+    signed_in = submit(app.test_client(), "/login", {"email": GRACE, "password": NEW_PASSWORD})
+    assert signed_in.status_code == 302
+    assert "/login/second-factor" in signed_in.headers["Location"]
+
+
+def test_an_account_with_a_password_cannot_set_a_first_one(app, grace):
+    submit(grace, "/account/password/set", {"new_password": NEW_PASSWORD}, token_from="/account")
+    again = submit(grace, "/account/password/set", {"new_password": "another one entirely"},
+                   token_from="/account")
+    assert again.status_code == 302
+    assert "has a password already" in flashed(grace)
+
+
+def test_a_reset_link_sets_the_first_password(app, grace, mailbox, authenticator):
+    """Decided: a reset for an account without a password sets its first one; as after any
+    reset, its passkeys then sign in only after that password (the second step)."""
+    submit(app.test_client(), "/forgot-password", {"email": GRACE})
+    link = mailbox.last_link(GRACE, "/reset-password")
+    browser = app.test_client()
+    assert browser.get(link[link.index("/reset-password"):]).status_code == 302  # token kept
+    reset = submit(browser, "/reset-password", {"new_password": NEW_PASSWORD})
+    assert reset.status_code in (200, 302), reset.get_data(as_text=True)
+    assert account(app).password_hash is not None
+    with app.app_context():
+        assert not db.session.scalar(select(Passkey.signs_in_alone))
+    assert grace.get("/account").status_code == 302  # every session ended
+
+
+# The owner's proof: a new address, leaving, the export -----------------------------------------
+
+def test_a_new_address_needs_the_passkey_not_a_recent_sign_in(app, grace, authenticator,
+                                                              mailbox):
+    refused = submit(grace, "/account/email", {"new_email": "grace@new.example"},
+                     token_from="/account")
+    assert refused.status_code == 302 and not mailbox.to("grace@new.example")
+    asked = submit(grace, "/account/email", {"new_email": "grace@new.example",
+                                             "credential": proof_answer(grace, authenticator)},
+                   token_from="/account")
+    assert asked.status_code == 302
+    assert "A link is on its way" in flashed(grace)
+    assert mailbox.last_link("grace@new.example", "/email-change")
+
+
+def test_a_stolen_session_with_the_thiefs_own_passkey_moves_nothing(app, grace, make_user,
+                                                                    mailbox):
+    """The thief holds Grace's session and a passkey of their own account: its answer to
+    Grace's options is refused."""
+    thief_key = SoftAuthenticator()
+    thief = app.test_client()
+    mallory = make_user("mallory@example.com", **OWNED)
+    submit(thief, "/login", {"email": mallory.email, "password": mallory.password})
+    assert add_passkey(thief, thief_key, ORIGIN).status_code == 200
+    [held] = thief_key.credentials
+    answer = proof_answer(grace, thief_key, credential_id=held.id)
+    refused = submit(grace, "/account/email", {"new_email": "mallory@evil.example",
+                                               "credential": answer}, token_from="/account")
+    assert refused.status_code == 302 and not mailbox.to("mallory@evil.example")
+    assert account(app).email == GRACE
+
+
+def test_a_passkey_answer_is_used_once(app, grace, authenticator, mailbox):
+    answer = proof_answer(grace, authenticator)
+    for to in ("one@new.example", "two@new.example"):
+        submit(grace, "/account/email", {"new_email": to, "credential": answer},
+               token_from="/account")
+    assert mailbox.to("one@new.example") and not mailbox.to("two@new.example")
+
+
+def test_leaving_takes_the_passkey_or_a_recent_sign_in(app, grace, authenticator, clock):
+    clock.advance(LATER)
+    refused = submit(grace, "/account/delete", {"confirm_word": "delete"}, token_from="/account")
+    assert refused.status_code == 302 and account(app).deletion_scheduled_at is None
+    left = submit(grace, "/account/delete", {"confirm_word": "delete",
+                                             "credential": proof_answer(grace, authenticator)},
+                  token_from="/account")
+    assert left.status_code == 200 and account(app).deletion_scheduled_at is not None
+
+
+def test_the_export_is_the_signed_in_owners(app, grace):
+    exported = grace.get("/account/export")
+    assert exported.status_code == 200
+    assert exported.get_json()["profile"]["email"] == GRACE
+
+
+def test_the_account_page_offers_the_passkey_as_the_proof(grace, clock):
+    clock.advance(LATER)
+    page = flashed(grace)
+    assert "/account/passkeys/proof/options" in page
+    assert "Send the link, confirming with a passkey" in page
+
+
+# The ways in ------------------------------------------------------------------------------------
+
+def test_the_last_passkey_of_an_account_without_a_password_stays(app, grace):
+    with app.app_context():
+        passkey_id = db.session.scalar(select(Passkey.id))
+    removed = submit(grace, f"/account/passkeys/{passkey_id}/remove", {}, token_from="/account")
+    assert removed.status_code == 302
+    assert "only way to sign in" in flashed(grace)
+    with app.app_context():
+        assert db.session.scalar(select(Passkey.id)) == passkey_id
+    # With a password, it may go.
+    submit(grace, "/account/password/set", {"new_password": NEW_PASSWORD}, token_from="/account")
+    submit(grace, f"/account/passkeys/{passkey_id}/remove", {}, token_from="/account")
+    with app.app_context():
+        assert db.session.scalar(select(Passkey.id)) is None
+
+
+def test_a_provider_of_a_passkey_first_account_may_be_unlinked(app, grace, mailbox):
+    """Its passkey is a way in: the provider is not the last one."""
+    assert mailbox.messages  # the outbox is done: nothing else writes now
+    user = account(app)
+    with app.app_context():
+        session = db.session.scalars(select(AuthSession)).first()
+        db.session.add(Identity(user_id=user.id, provider="github", subject="42",
+                                email=GRACE, created_at=session.created_at))
+        db.session.commit()
+        identities.unlink(user.id, "github", ClientInfo())
+        assert identities.providers_of(user.id) == []
+        # Without the passkey, the provider would be the account's only way in.
+        db.session.add(Identity(user_id=user.id, provider="github", subject="42",
+                                email=GRACE, created_at=session.created_at))
+        db.session.execute(Passkey.__table__.delete())
+        db.session.commit()
+        with pytest.raises(LastSignInMethod):
+            identities.unlink(user.id, "github", ClientInfo())
+
+
+def test_a_provider_with_the_address_links_and_asks_the_passkey_as_the_second_step(
+        app, grace, mailbox):
+    """Nobody else can know a password the account does not have: a provider that verified
+    the address links unasked (as for any account whose password is its holder's), and the
+    sign-in still asks the account's second step."""
+    assert mailbox.messages  # the outbox is done: nothing else writes now
+    with app.test_request_context():
+        outcome = identities.authenticate(Profile("github", "42", GRACE, True, "Grace"),
+                                          ClientInfo(), sign_in.SignIn(ToApi(), ClientInfo()))
+        assert isinstance(outcome, SecondFactorRequired)
+        assert identities.providers_of(account(app).id) == ["github"]
+    assert any("GitHub" in m["Subject"] for m in mailbox.to(GRACE))
+
+
+def test_the_code_mail_holds_no_link_a_scanner_could_follow(app, grace, mailbox):
+    [mail] = [m for m in mailbox.to(GRACE) if "code" in m["Subject"].lower()]
+    assert "http" not in mail.get_body(("plain",)).get_content().split("Account:")[0]

@@ -83,6 +83,7 @@ GOOD_SITE = {"redirect_uris": ["https://ledger.example/cb"], "origins": ["https:
 
 @pytest.mark.parametrize(("entry", "message"), [
     ({**GOOD_SITE, "first_party": "false"}, "first_party is true or false"),
+    ({**GOOD_SITE, "email_code_sign_in": "false"}, "email_code_sign_in is true or false"),
     ({**GOOD_SITE, "redirect_uris": "https://ledger.example/cb"}, "redirect_uris is a list"),
     ({**GOOD_SITE, "redirect_uris": ["https://user@ledger.example/cb"]}, "no user"),
     ({**GOOD_SITE, "scopes": ["openid", "admin"]}, "Unknown scopes"),

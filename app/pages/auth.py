@@ -27,7 +27,7 @@ from app.domain.limits import throttle
 from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
 from app.infra.settings import settings
 from app.pages import email_code
-from app.pages.blueprint import bp, duration, refusal, too_many
+from app.pages.blueprint import bp, duration, mail_captcha_refusal, refusal, too_many
 from app.pages.forms import (
     ForgotPasswordForm,
     LoginForm,
@@ -207,14 +207,10 @@ def forgot_submit() -> Page:
     widget = captcha.widget()
     if not form.validate_on_submit():
         return _captcha_page("pages/forgot_password.html", target, 422, widget, form=form)
-    try:
-        captcha.check(captcha.FORGOT_PASSWORD, captcha.form_token())
-    except CaptchaUnavailable as error:
-        return refusal(error)
-    except CaptchaProblem as problem:
-        form.form_errors.append(captcha.PAGE_WORDS[problem.code])
-        return _captcha_page("pages/forgot_password.html", target, problem.status, widget,
-                             form=form)
+    refused = mail_captcha_refusal(captcha.FORGOT_PASSWORD, form, lambda status: _captcha_page(
+        "pages/forgot_password.html", target, status, widget, form=form))
+    if refused is not None:
+        return refused
     recovery.request_reset(required_text(form.email), client_info(), _site_of(target))
     return _page("pages/forgot_sent.html", target, 202, email=required_text(form.email),
                  lasts=duration(settings().reset_token_ttl))

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TypeVar
 
 from flask import Blueprint, Response, make_response, render_template
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext, ngettext
 from flask_babel import lazy_gettext as _l
+from flask_wtf import FlaskForm
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from app.domain.accounts.providers import DISPLAY_NAMES
 from app.domain.device_names import describe
 from app.domain.errors import AuthError, InvalidResetToken, RateLimited
+from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
 from app.domain.text import Words
+from app.web import captcha
 from app.web.errors import Failure, register_failures
 
+T = TypeVar("T")
 bp = Blueprint("pages", __name__)
 bp.add_app_template_filter(describe, "device")
 
@@ -61,6 +67,20 @@ def refusal(error: AuthError, page: ResponseReturnValue | None = None) -> Respon
     response.status_code = error.status
     response.headers.update(_retry_after(error.retry_after))
     return response
+
+
+def mail_captcha_refusal(purpose: str, form: FlaskForm,
+                         page: Callable[[int], T]) -> T | Response | None:
+    """The captcha of a page that mails (always asked when captcha is on): None when it passed;
+    else the error page (the provider does not answer), or `page(status)` with the form's error."""
+    try:
+        captcha.check(purpose, captcha.form_token())
+    except CaptchaUnavailable as error:
+        return refusal(error)
+    except CaptchaProblem as problem:
+        form.form_errors.append(captcha.PAGE_WORDS[problem.code])
+        return page(problem.status)
+    return None
 
 
 def too_many(what: str, retry_after: int, *, or_reset: bool = False) -> str:

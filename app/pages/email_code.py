@@ -21,8 +21,7 @@ from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidEmailCode
 from app.domain.clients import sites
 from app.domain.clients.sites import Site
 from app.domain.errors import EmailNotConfirmed, RateLimited
-from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
-from app.pages.blueprint import bp, duration, refusal, too_many
+from app.pages.blueprint import bp, duration, mail_captcha_refusal, refusal, too_many
 from app.pages.forms import EmailCodeEntryForm, EmailCodeForm, MailedLinkForm, required_text
 from app.web import browser, captcha, pending_authorization, ratelimits, targets
 from app.web.client import client_info
@@ -73,13 +72,10 @@ def email_code_submit() -> Page:
     form, widget = EmailCodeForm(), captcha.widget()
     if not form.validate_on_submit():
         return _page("pages/email_code.html", target, 422, widget, form=form)
-    try:
-        captcha.check(captcha.EMAIL_CODE, captcha.form_token())
-    except CaptchaUnavailable as error:
-        return refusal(error)
-    except CaptchaProblem as problem:
-        form.form_errors.append(captcha.PAGE_WORDS[problem.code])
-        return _page("pages/email_code.html", target, problem.status, widget, form=form)
+    refused = mail_captcha_refusal(captcha.EMAIL_CODE, form, lambda status: _page(
+        "pages/email_code.html", target, status, widget, form=form))
+    if refused is not None:
+        return refused
     value = secrets.token_urlsafe(32)
     email = required_text(form.email)
     email_sign_in.request_code(email, client_info(), browser=value, site=site)

@@ -6,7 +6,8 @@ from werkzeug.routing import BaseConverter
 
 # Paths under /api/v*/auth/ that are endpoints of their own, not provider names.
 RESERVED = ("login", "signup", "verify", "refresh", "logout", "exchange-code", "forgot-password",
-            "reset-password", "resend-confirmation", "providers", "mfa", "email", "account")
+            "reset-password", "resend-confirmation", "providers", "mfa", "email", "account",
+            "email-code")
 
 
 class ProviderConverter(BaseConverter):

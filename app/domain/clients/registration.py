@@ -153,8 +153,9 @@ def _check_entry(name: str, entry: Any, production: bool = False) -> None:
         _check_uri(uri, origin=False)
     for origin in entry.get("origins", []):
         _check_uri(origin, origin=True)
-    if not isinstance(entry.get("first_party", True), bool):
-        raise TypeError("first_party is true or false")
+    for flag in ("first_party", "email_code_sign_in"):
+        if not isinstance(entry.get(flag, True), bool):
+            raise TypeError(f"{flag} is true or false")
     secret_hash = entry.get("client_secret_sha256")
     if secret_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", str(secret_hash)):
         raise ValueError("client_secret_sha256 is 64 lower-case hex digits")

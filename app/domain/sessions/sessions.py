@@ -56,9 +56,7 @@ class ForClient:
 # hardware (device-bound) or by software (synced); any other first factor is a provider ("fed").
 _AMR = {"password": "pwd", "totp": "otp", "recovery_code": "otp", "passkey": "hwk",
         "synced_passkey": "swk", "email_code": "otp"}
-# First factors whose tokens say so even without a second: the password stays the default that
-# a token without `amr` means (SECURITY: minimal claims).
-_AMR_ALWAYS = frozenset({"email_code"})
+_AMR_ALWAYS = frozenset({"email_code"})  # said alone too (a token without amr is a password's)
 
 
 def amr(provider: str, second_factor: str | None) -> list[str]:
@@ -184,8 +182,7 @@ def _issue(user: User, session: AuthSession, refresh_token: str) -> IssuedTokens
     extra: dict[str, Any] | None = (
         {"client_id": session.client_id, "scope": session.scope or ""}
         if session.client_id is not None else None)
-    if session.second_factor or session.provider in _AMR_ALWAYS:
-        # a password's single-factor token keeps the minimal claims
+    if session.second_factor or session.provider in _AMR_ALWAYS:  # else the minimal claims
         extra = {**(extra or {}), "amr": amr(session.provider, session.second_factor),
                  "acr": assurance(session.second_factor)}
     access = services().access_tokens.issue(user_id=user.id, session_id=session.id,

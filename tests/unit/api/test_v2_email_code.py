@@ -251,3 +251,11 @@ def test_the_mail_is_in_the_account_s_language(client: FlaskClient, make_user: A
     code = mailed_code(mailbox, account.email)
     assert message["Subject"] == f"Ihr Anmeldecode: {code}"
     assert "Geben Sie diesen Code niemandem weiter" in message.get_body(("plain",)).get_content()
+
+
+def test_the_paths_are_no_provider_s_name(client: FlaskClient) -> None:
+    """GET of the new paths is a 405, not an unknown provider called "email-code"."""
+    for path in ("/api/v2/auth/email-code", "/api/v2/auth/email-code/verify"):
+        response = client.get(path)
+        assert response.status_code == 405, (path, response.status_code)
+        assert "GET" not in client.options(path).headers["Allow"]

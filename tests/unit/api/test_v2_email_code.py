@@ -19,6 +19,7 @@ from tests.support.accounts import OWNED, Account
 from tests.support.apps import Mailbox
 from tests.support.email_codes import ask, mailed_code, verify
 from tests.support.second_factors import code_at, enrolled_user
+from tests.support.settings import change_settings
 
 
 @pytest.fixture
@@ -159,7 +160,7 @@ def test_a_disabled_account_gets_nothing_and_its_old_code_fails(
 
 def test_a_code_confirms_an_unconfirmed_address_but_not_its_password(
         app: Flask, client: FlaskClient, make_user: Any, mailbox: Mailbox) -> None:
-    app.config["REQUIRE_EMAIL_CONFIRMATION"] = True
+    change_settings(app, REQUIRE_EMAIL_CONFIRMATION=True)
     account = make_user("new@example.com")  # signed up by anyone: the address unproved
     refused = client.post("/api/v2/auth/login",
                           json={"email": account.email, "password": account.password})
@@ -187,7 +188,7 @@ def test_turned_off_by_the_setting(app: Flask, client: FlaskClient, user: Accoun
                                    mailbox: Mailbox) -> None:
     ask(client, user.email)
     code = mailed_code(mailbox, user.email)
-    app.config["EMAIL_CODE_SIGN_IN"] = False
+    change_settings(app, EMAIL_CODE_SIGN_IN=False)
     for response in (ask(client, user.email), verify(client, user.email, code)):
         assert response.status_code == 403
         assert response.get_json()["code"] == "email_code_off"
@@ -195,11 +196,11 @@ def test_turned_off_by_the_setting(app: Flask, client: FlaskClient, user: Accoun
 
 def test_turned_off_by_the_site_whose_page_calls(app: Flask, client: FlaskClient, user: Account,
                                                  mailbox: Mailbox) -> None:
-    app.config["CLIENT_SITES"] = {
+    change_settings(app, CLIENT_SITES={
         "shop": {"redirect_uris": ["https://shop.example/cb"],
                  "origins": ["https://shop.example"], "email_code_sign_in": False},
         "blog": {"redirect_uris": ["https://blog.example/cb"],
-                 "origins": ["https://blog.example"]}}
+                 "origins": ["https://blog.example"]}})
     refused = client.post("/api/v2/auth/email-code", json={"email": user.email},
                           headers={"Origin": "https://shop.example"})
     assert refused.status_code == 403 and refused.get_json()["code"] == "email_code_off"

@@ -21,6 +21,7 @@ from tests.support.apps import Mailbox
 from tests.support.email_codes import mailed_code, mailed_link
 from tests.support.pages import submit
 from tests.support.second_factors import enrolled_user
+from tests.support.settings import change_settings
 
 SHOP = "https://shop.example/cb"
 
@@ -55,7 +56,7 @@ def test_the_login_page_offers_it_unless_turned_off(app: Flask, client: FlaskCli
     assert "/login/email-code" in client.get("/login").text
     assert "/login/email-code" not in client.get("/login?redirect_uri=" + SHOP).text
     assert client.get("/login/email-code?redirect_uri=" + SHOP).status_code == 403
-    app.config["EMAIL_CODE_SIGN_IN"] = False
+    change_settings(app, EMAIL_CODE_SIGN_IN=False)
     assert "/login/email-code" not in client.get("/login").text
     assert client.get("/login/email-code").status_code == 403
 

@@ -14,10 +14,8 @@ from app.domain.factors import second_factors
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
 from app.domain.sessions import sessions
-from app.domain.sessions.browser_sessions import BrowserSignIn
-from app.domain.sessions.destinations import ToApi
 from app.domain.sessions.sessions import IssuedTokens
-from app.domain.sign_in import SignIn, SiteCode
+from app.domain.sign_in import ApiSignIn
 from app.models import User
 from app.web import captcha
 from app.web.client import client_info
@@ -35,9 +33,7 @@ def sign_in_with_password(untrusted_email: str, password: str, untrusted_captcha
             not second_factors.methods(user, Purpose.API):
         # Only passkeys, which answer on the hosted pages' origin alone: the person signs in there.
         raise MfaRequired(f"{current_app.config['PUBLIC_URL']}/login")
-    outcome = SignIn(ToApi(), client_info(), second_step=Purpose.API).finish(user, "password")
-    assert not isinstance(outcome, BrowserSignIn | SiteCode)
-    return outcome
+    return ApiSignIn(client=client_info()).finish(user, "password")
 
 
 def sign_in_without_second_step(untrusted_email: str, password: str,

@@ -19,16 +19,13 @@ from app.api.schemas import (
 )
 from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
 from app.domain import addresses, sign_in
-from app.domain.accounts import accounts, identities, recovery
+from app.domain.accounts import identities, recovery
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidQuery
 from app.domain.factors import pending
 from app.domain.factors.pending import SecondFactorRequired
-from app.domain.factors.second_factors import Purpose
 from app.domain.sessions import handoff, sessions
-from app.domain.sessions.destinations import ToApi
-from app.domain.sessions.sessions import IssuedTokens
-from app.domain.sign_in import SignIn
+from app.domain.sign_in import ApiSignIn
 from app.web import captcha, ratelimits
 from app.web.bearer import current_bearer
 from app.web.client import client_info
@@ -43,11 +40,10 @@ def signup() -> Response:
     body = parse_body(SignupBody)
     captcha.check_signup(body.email, body.password, body.captcha_token)
     client = client_info()
-    user, issued = accounts.register(body.email, body.password, body.full_name, client,
-                                     SignIn(ToApi(), client, second_step=None))
+    user, issued = sign_in.sign_up(body.email, body.password, body.full_name,
+                                   ApiSignIn(client=client))
     if issued is None:  # SVC_REQUIRE_EMAIL_CONFIRMATION: no session before the link is used
         return no_store(confirmation_pending_json(user), 201)
-    assert isinstance(issued, IssuedTokens)  # what ToApi opens, with no second step asked
     return no_store(login_json(issued), 201)
 
 
@@ -67,9 +63,8 @@ def login() -> Response:
 def complete_mfa() -> Response:
     body = parse_body(MfaBody)
     client = client_info()
-    issued = sign_in.complete_second_step(body.mfa_token, Purpose.API, client,
-                                          pending.code_proof(body.code))
-    assert isinstance(issued, IssuedTokens)  # what an API sign-in keeps: ToApi
+    issued = sign_in.complete_api_second_step(body.mfa_token, client,
+                                              pending.code_proof(body.code))
     return no_store(login_json(issued))
 
 

@@ -9,6 +9,7 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
+from app.domain import sign_in
 from app.domain.accounts import accounts, providers, recovery
 from app.domain.clients import sites
 from app.domain.clients.sites import Site
@@ -175,9 +176,8 @@ def signup_submit() -> Page:
         field_errors(form, error)
         return _captcha_page("pages/signup.html", target, 422, widget, form=form)
     try:
-        user, outcome = accounts.register(required_text(form.email), required_text(form.password),
-                                          form.full_name.data or "", client_info(),
-                                          browser.here(target))
+        user, outcome = sign_in.sign_up(required_text(form.email), required_text(form.password),
+                                        form.full_name.data or "", browser.here(target))
     except EmailTaken as error:
         add_error(form.email, f"{error.detail} Sign in instead, or reset your password.")
         return _captcha_page("pages/signup.html", target, 409, widget, form=form)

@@ -15,6 +15,7 @@ from flask_babel import gettext as _
 from flask_login import login_required
 from werkzeug.wrappers import Response
 
+from app.domain import sign_in
 from app.domain.errors import (
     AuthError,
     EmailNotConfirmed,
@@ -120,8 +121,7 @@ def passkey_sign_in() -> Page:
     if not form.validate_on_submit():
         return _login_refused(target, InvalidPasskey())
     try:
-        outcome = passkeys.sign_in(required_text(form.credential), client_info(),
-                                   browser.here(target))
+        outcome = sign_in.with_passkey(required_text(form.credential), browser.here(target))
     except (InvalidPasskey, EmailNotConfirmed) as error:
         return _login_refused(target, error)
     return browser.answer(outcome, target)

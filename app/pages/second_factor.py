@@ -175,7 +175,7 @@ def complete_second_step(proof: pending.Proof) -> Response:
     """Complete this browser's pending sign-in with `proof`, and go where it goes."""
     signed_in = browser.current()
     opened = sign_in.complete_second_step(
-        held_second_step(), Purpose.HOSTED, client_info(), proof,
+        held_second_step(), client_info(), proof,
         replacing=signed_in.auth_session if signed_in else None)
     browser.drop_second_step()
     return browser.answer(opened, targets.from_request(required=False))

@@ -19,7 +19,7 @@ from app.domain.limits import known_devices
 from app.domain.sessions import browser_sessions, destinations, handoff, sessions
 from app.domain.sessions.browser_sessions import BrowserSignIn
 from app.domain.sessions.destinations import ToBrowser, ToSite
-from app.domain.sign_in import SignIn
+from app.domain.sign_in import HereSignIn, SiteSignIn
 from app.extensions import login_manager
 from app.models import AuthSession, User
 from app.web import pending_authorization
@@ -75,21 +75,22 @@ def current() -> BrowserUser | None:
     return found if isinstance(found, BrowserUser) else None
 
 
-def here(target: Target | None) -> SignIn:
+def here(target: Target | None) -> HereSignIn:
     """A sign-in of this browser: the session it held ends, a new one opens, and the person
     goes back to the client site `target` names with a code, or else to the OpenID Connect
     authorization request waiting for it, or else to the account page (`answer`). An account
     with a second factor goes through the second step page first."""
     previous = current()
     kept = session.get(KEEP_KEY) is not False
-    return SignIn(ToBrowser(target.hand_to() if target else None, kept), client_info(),
-                  replacing=previous.auth_session if previous else None)
+    return HereSignIn(destination=ToBrowser(target.hand_to() if target else None, kept),
+                      client=client_info(),
+                      replacing=previous.auth_session if previous else None)
 
 
-def for_site(target: Target) -> SignIn:
+def for_site(target: Target) -> SiteSignIn:
     """A sign-in a client site started through its API: no session here, a code for the site
     (after the second step page, for an account with a second factor)."""
-    return SignIn(ToSite(target.hand_to()), client_info())
+    return SiteSignIn(destination=ToSite(target.hand_to()), client=client_info())
 
 
 def answer(outcome: sign_in.Outcome, target: Target | None) -> Response:

@@ -15,7 +15,6 @@ from tests.support.http import bearer
 from tests.support.oauth import (
     OUR_CALLBACK,
     exchange,
-    just_the_account,
     landing,
     provider_settings,
     sign_in,
@@ -262,8 +261,7 @@ def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, l
         from app.domain.accounts.providers import Profile
         from app.domain.audit import ClientInfo
 
-        identities.authenticate(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo(),
-                                just_the_account)
+        identities.account_for(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo())
     subjects = [m["Subject"] for m in mailbox.to(VICTIM)]
     assert "Google was linked to your account" in subjects
     auth = bearer(login(owner)["access_token"])

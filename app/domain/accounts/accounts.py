@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TypeVar
 
 from flask import current_app
 from sqlalchemy import delete, select, update
@@ -22,12 +21,9 @@ from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.sessions import sessions
-from app.domain.sessions.destinations import Finishing
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, MailJob, OneTimeToken, User
-
-T = TypeVar("T")
 
 
 def find_by_email(untrusted_email: str) -> User | None:
@@ -69,11 +65,11 @@ def create_user(untrusted_email: str, password: str | None, full_name: str = "",
     """A new user, in the current unit of work or its own, on `plan` (checked: plans.py) or
     the default plan; EmailTaken when the address has an account."""
     plan = plans.default() if plan is None else plans.check(plan)
-    email, password_hash = _prepare(untrusted_email, password)
+    email, password_hash = prepare(untrusted_email, password)
     return _insert_user(email, password_hash, full_name, plan)
 
 
-def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | None]:
+def prepare(untrusted_email: str, password: str | None) -> tuple[str, str | None]:
     """The canonical address and the password's hash, checked against the policy.
 
     The password is hashed before the write transaction begins: on SQLite that transaction
@@ -103,24 +99,15 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
     return user
 
 
-def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo,
-             sign_in: Finishing[T]) -> tuple[User, T | None]:
-    """Register an account: the account, the promise of its confirmation mail (the mail job
-    makes the link when it runs: accounts/recovery.py) and, unless the address must be
-    confirmed first, its sign-in finished, in one unit of work."""
-    email, password_hash = _prepare(untrusted_email, password)
-    return _register(email, password_hash, full_name, client, sign_in)
-
-
 @writes
-def _register(email: str, password_hash: str | None, full_name: str, client: ClientInfo,
-              sign_in: Finishing[T]) -> tuple[User, T | None]:
+def register(email: str, password_hash: str | None, full_name: str, client: ClientInfo) -> User:
+    """Register an account (`prepare` made its address and hash): the account and the promise
+    of its confirmation mail (the mail job makes the link when it runs: accounts/recovery.py).
+    domain/sign_in.py opens its sign-in in the same unit of work."""
     user = _insert_user(email, password_hash, full_name, plans.default())
     audit.record("signed_up", client, user_id=user.id)
     schedule(MailJob.CONFIRM_EMAIL, {"user_id": user.id, "client": asdict(client)})
-    if not sessions.may_open_session(user):
-        return user, None
-    return user, sign_in.finish(user, "password")
+    return user
 
 
 def authenticate(untrusted_email: str, password: str, client: ClientInfo,

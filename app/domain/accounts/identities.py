@@ -5,7 +5,6 @@ Why: docs/architecture/design-notes.md, "Provider identities and linking"."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TypeVar
 
 from sqlalchemy import delete, select
 
@@ -34,23 +33,16 @@ from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.sessions import sessions
-from app.domain.sessions.destinations import Finishing
 from app.domain.tools import tools
 from app.extensions import db
 from app.models import AuthSession, Identity, MailJob, User
 
-T = TypeVar("T")
-
 
 @writes
-def authenticate(profile: Profile, client: ClientInfo, sign_in: Finishing[T]) -> T:
-    """Sign in with a provider's identity: the account it belongs to, registered or linked here
-    if allowed, and its sign-in finished, in one unit of work. AccountNeedsProof when the
-    matching account must first be proved or taken over."""
-    return sign_in.finish(_account_for(profile, client), profile.provider)
-
-
-def _account_for(profile: Profile, client: ClientInfo) -> User:
+def account_for(profile: Profile, client: ClientInfo) -> User:
+    """The account a provider's identity signs in to, registered or linked here if allowed
+    (domain/sign_in.py finishes the sign-in). AccountNeedsProof when the matching account must
+    first be proved or taken over."""
     identity = _find(profile)
     if identity is not None:
         user = db.session.get(User, identity.user_id)
@@ -87,9 +79,9 @@ def links_automatically(user: User) -> bool:
     return user.password_is_the_holders
 
 
-def link_with_password(user_id: str, profile: Profile, password: str, client: ClientInfo,
-                       device: throttle.Device, sign_in: Finishing[T]) -> T:
-    """Finish an AccountNeedsProof by proving the account's password, then the sign-in:
+def check_password(user_id: str, profile: Profile, password: str, client: ClientInfo,
+                   device: throttle.Device) -> None:
+    """Prove the account an AccountNeedsProof named by its password, before `link_proved`:
     InvalidCredentials if it is wrong. A guess like any sign-in: the same
     limits and counters (RateLimited)."""
     user = _account_to_prove(user_id, profile)
@@ -98,19 +90,17 @@ def link_with_password(user_id: str, profile: Profile, password: str, client: Cl
         accounts.record_failed_login(user, client)
         raise InvalidCredentials("The password is not right.")
     throttle.login_succeeded(attempt)
-    return _link_proved(user.id, profile, client, sign_in, take_over=False)
 
 
-def link_taking_over(user_id: str, profile: Profile, client: ClientInfo,
-                     sign_in: Finishing[T]) -> T:
-    """Finish an AccountNeedsProof without the password: the provider proved the address, which
-    is as much as a reset link proves, so it does what a reset does: the password is removed,
-    every session ends and every other provider is unlinked. TakeOverNeedsSecondFactor when
-    the account has a second factor: the provider alone does not prove that."""
+def check_take_over(user_id: str, profile: Profile) -> None:
+    """Whether an AccountNeedsProof may be finished without the password (`link_proved`):
+    the provider proved the address, which is as much as a reset link proves, so it does what
+    a reset does: the password is removed, every session ends and every other provider is
+    unlinked. TakeOverNeedsSecondFactor when the account has a second factor: the provider
+    alone does not prove that."""
     user = _account_to_prove(user_id, profile)
     if second_factors.has_second_factor(user):
         raise TakeOverNeedsSecondFactor()
-    return _link_proved(user_id, profile, client, sign_in, take_over=True)
 
 
 def _account_to_prove(user_id: str, profile: Profile) -> User:
@@ -123,8 +113,9 @@ def _account_to_prove(user_id: str, profile: Profile) -> User:
 
 
 @writes
-def _link_proved(user_id: str, profile: Profile, client: ClientInfo, sign_in: Finishing[T], *,
-                 take_over: bool) -> T:
+def link_proved(user_id: str, profile: Profile, client: ClientInfo, *, take_over: bool) -> User:
+    """Link the provider to the account an AccountNeedsProof named, once proved (by
+    `check_password`, or taking it over: `check_take_over`)."""
     user = db.session.get(User, user_id)
     assert user is not None
     identity = _find(profile)
@@ -141,7 +132,7 @@ def _link_proved(user_id: str, profile: Profile, client: ClientInfo, sign_in: Fi
     if identity is None:
         _link(user, profile, client)
     _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider, took_over=take_over)
-    return sign_in.finish(user, profile.provider)
+    return user
 
 
 def _find(profile: Profile) -> Identity | None:

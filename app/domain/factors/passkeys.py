@@ -11,7 +11,7 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import webauthn
@@ -34,17 +34,15 @@ from app.db.transactions import kept, writes
 from app.domain import audit, text
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailNotConfirmed, InvalidPasskey, NotFound, TooManyPasskeys
+from app.domain.errors import InvalidPasskey, NotFound, TooManyPasskeys
 from app.domain.factors import codes, second_factors
 from app.domain.factors.pending import Proof, live_pending
 from app.domain.factors.second_factors import Purpose
 from app.domain.factors.step_up import step_up
 from app.domain.sessions import sessions
-from app.domain.sessions.destinations import Finishing
 from app.extensions import db
 from app.models import AuthSession, MailJob, Passkey, PasskeyChallenge, PendingSignIn, User
 
-T = TypeVar("T")
 CHALLENGE_TTL = 300  # seconds to answer a ceremony: the browser's prompt, a PIN, a security key
 MAX_PASSKEYS = 20
 MAX_CREDENTIAL_JSON = 64 * 1024  # an answer is a few KiB; a certificate chain at most tens
@@ -302,10 +300,10 @@ def sign_in_options() -> str:
 
 
 @writes
-def sign_in(untrusted_json: str, client: ClientInfo, finishing: Finishing[T]) -> T:
-    """Sign in with a passkey alone: the sign-in finished, having proved two factors (the key,
-    and the person's PIN or fingerprint). InvalidPasskey (kept) when the answer does not hold,
-    or the account is disabled."""
+def signer(untrusted_json: str) -> tuple[User, str]:
+    """Who signs in with a passkey alone, and the method proved (domain/sign_in.py finishes
+    the sign-in): two factors, the key and the person's PIN or fingerprint. InvalidPasskey
+    (kept) when the answer does not hold, or the account is disabled."""
     answer = _claimed(untrusted_json, PasskeyChallenge.SIGN_IN)
     passkey = _verified(answer, require_user_verification=True)
     user = db.session.get_one(User, passkey.user_id)
@@ -313,10 +311,7 @@ def sign_in(untrusted_json: str, client: ClientInfo, finishing: Finishing[T]) ->
         raise kept(InvalidPasskey())
     if not passkey.signs_in_alone:
         raise kept(InvalidPasskey(SECOND_STEP_ONLY))
-    try:
-        return finishing.finish(user, PROVIDER, method_of(passkey))
-    except EmailNotConfirmed as error:  # refused too: the challenge stays spent
-        raise kept(error) from None
+    return user, method_of(passkey)
 
 
 @writes

@@ -57,16 +57,19 @@ class SignIn(Generic[O_co]):
         browser on the hosted pages."""
         return Purpose.API if isinstance(self.destination, ToApi) else Purpose.HOSTED
 
+    @writes
     def finish(self, user: User, provider: str) -> O_co | SecondFactorRequired:
         """Open what the sign-in goes to, or a pending sign-in for an account with a second
-        factor (its first factor, `provider`, just proved)."""
+        factor (its first factor, `provider`, just proved), in one unit of work (or the
+        caller's)."""
         if second_factors.has_second_factor(user):
             return pending.begin(user, provider, self.second_step, self.destination)
         return self.open(user, provider)
 
+    @writes
     def open(self, user: User, provider: str, second_factor: str | None = None) -> O_co:
-        """Open what the sign-in goes to, with nothing more to prove: `second_factor` is the
-        one it proved, if any (a new account has none to prove)."""
+        """Open what the sign-in goes to, with nothing more to prove, in one unit of work (or
+        the caller's): `second_factor` is the one it proved, if any (a new account has none)."""
         if new_devices.is_new(user, self.client):
             new_devices.tell_owner(user, self.client)
         return self._opened(user, provider, second_factor)

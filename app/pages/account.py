@@ -6,7 +6,6 @@ from uuid import UUID
 
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain.accounts import accounts, identities, providers, recovery
@@ -35,6 +34,7 @@ from app.pages.forms import (
     required_text,
 )
 from app.web import browser, provider_flow, ratelimits
+from app.web.browser import login_required
 from app.web.client import client_info
 from app.web.headers import with_own_script
 

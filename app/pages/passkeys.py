@@ -12,7 +12,6 @@ from uuid import UUID
 
 from flask import flash, jsonify, redirect, render_template, url_for
 from flask_babel import gettext as _
-from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain import sign_in
@@ -41,6 +40,7 @@ from app.pages.second_factor import (
     second_step_page,
 )
 from app.web import browser, ratelimits, targets
+from app.web.browser import login_required
 from app.web.client import client_info
 
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response

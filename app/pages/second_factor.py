@@ -12,7 +12,6 @@ import segno
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain import sign_in
@@ -42,6 +41,7 @@ from app.pages.forms import (
     required_text,
 )
 from app.web import browser, ratelimits, targets
+from app.web.browser import login_required
 from app.web.client import client_info
 from app.web.headers import with_own_script
 

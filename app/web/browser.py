@@ -7,6 +7,10 @@ strangers on it (domain/limits/throttle.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar, cast
+
+import flask_login
 from flask import after_this_request, current_app, redirect, request, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
 from werkzeug.wrappers import Response
@@ -25,6 +29,9 @@ from app.models import AuthSession, User
 from app.web import pending_authorization
 from app.web.client import client_info
 from app.web.targets import Target, send_back
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 DEVICE_COOKIE_DAYS = 400  # the longest a browser keeps a cookie (RFC 6265bis)
 
@@ -58,16 +65,24 @@ class BrowserUser(UserMixin):
         return self.auth_session.id
 
 
-@login_manager.unauthorized_handler
 def _to_login() -> Response:
     # No `next` parameter: after signing in, the account page is where this person goes.
     return redirect(url_for("pages.login_form"))
 
 
-@login_manager.user_loader
 def _load(session_id: str) -> BrowserUser | None:
     live = sessions.live_session(session_id)
     return BrowserUser(live) if live is not None else None
+
+
+# Flask-Login ships no types: its hooks are registered by call, and its decorator typed here.
+login_manager.unauthorized_handler(_to_login)
+login_manager.user_loader(_load)
+
+
+def login_required(view: Callable[P, R]) -> Callable[P, R]:
+    """Flask-Login's `login_required`: the login page for a browser not signed in."""
+    return cast("Callable[P, R]", flask_login.login_required(view))
 
 
 def current() -> BrowserUser | None:

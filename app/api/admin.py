@@ -31,8 +31,8 @@ from app.domain.admin import actions, activity, directory, idempotency
 from app.domain.admin.idempotency import Answer
 from app.domain.audit import ClientInfo
 from app.domain.clients.service_clients import AdminScope, authenticate, caller_of
-from app.domain.errors import InsufficientScope
 from app.domain.lifecycle import leaving
+from app.domain.tokens.errors import InsufficientScope
 from app.web import ratelimits, trail
 from app.web.bearer import bearer_token
 from app.web.client import client_info

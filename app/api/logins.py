@@ -9,8 +9,8 @@ from __future__ import annotations
 from flask import current_app
 
 from app.domain.accounts import accounts
-from app.domain.errors import MfaRequired
 from app.domain.factors import second_factors
+from app.domain.factors.errors import MfaRequired
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
 from app.domain.sessions import sessions

@@ -17,7 +17,6 @@ from app.domain import new_devices
 from app.domain.accounts import accounts, identities
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import EmailNotConfirmed
 from app.domain.factors import passkeys, pending, second_factors
 from app.domain.factors.pending import Proof, SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
@@ -25,6 +24,7 @@ from app.domain.limits import throttle
 from app.domain.sessions import browser_sessions, handoff, sessions
 from app.domain.sessions.browser_sessions import BrowserSignIn
 from app.domain.sessions.destinations import Destination, ToApi, ToBrowser, ToSite
+from app.domain.sessions.errors import EmailNotConfirmed
 from app.domain.sessions.sessions import IssuedTokens
 from app.models import AuthSession, User
 

@@ -9,16 +9,11 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from app.domain.accounts import accounts, identities, providers, recovery
+from app.domain.accounts.errors import InvalidCredentials, refusal_notice
 from app.domain.clients import sites
-from app.domain.errors import (
-    AuthError,
-    InvalidBody,
-    InvalidCredentials,
-    InvalidSecondFactor,
-    StepUpRequired,
-    refusal_notice,
-)
+from app.domain.errors import AuthError, InvalidBody
 from app.domain.factors import passkeys, second_factors, step_up
+from app.domain.factors.errors import InvalidSecondFactor, StepUpRequired
 from app.domain.sessions import sessions
 from app.pages.blueprint import bp
 from app.pages.forms import (

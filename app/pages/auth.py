@@ -11,21 +11,19 @@ from werkzeug.wrappers import Response
 
 from app.domain import sign_in
 from app.domain.accounts import accounts, providers, recovery
-from app.domain.clients import sites
-from app.domain.clients.sites import Site
-from app.domain.errors import (
-    AuthError,
-    EmailNotConfirmed,
+from app.domain.accounts.errors import (
     EmailTaken,
-    InvalidBody,
     InvalidConfirmationToken,
     InvalidCredentials,
     InvalidResetToken,
-    RateLimited,
     refusal_notice,
 )
+from app.domain.clients import sites
+from app.domain.clients.sites import Site
+from app.domain.errors import AuthError, InvalidBody, RateLimited
 from app.domain.limits import throttle
 from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
+from app.domain.sessions.errors import EmailNotConfirmed
 from app.pages.blueprint import bp, duration, refusal, too_many
 from app.pages.forms import (
     ForgotPasswordForm,

@@ -11,9 +11,10 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
+from app.domain.accounts.errors import InvalidResetToken
 from app.domain.accounts.providers import DISPLAY_NAMES
 from app.domain.device_names import describe
-from app.domain.errors import AuthError, InvalidResetToken, RateLimited
+from app.domain.errors import AuthError, RateLimited
 from app.domain.text import Words
 from app.web.errors import Failure, register_failures
 

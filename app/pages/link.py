@@ -10,7 +10,8 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from app.domain import sign_in
-from app.domain.errors import InvalidCredentials, ProviderSignInRefused, RateLimited
+from app.domain.accounts.errors import InvalidCredentials, ProviderSignInRefused
+from app.domain.errors import RateLimited
 from app.domain.limits import throttle
 from app.pages.blueprint import bp, refusal, too_many
 from app.pages.forms import ActionForm, LinkPasswordForm, add_error, required_text

@@ -15,17 +15,16 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from app.domain import sign_in
-from app.domain.errors import (
-    AuthError,
-    EmailNotConfirmed,
+from app.domain.errors import AuthError, RateLimited
+from app.domain.factors import passkeys
+from app.domain.factors.errors import (
     InvalidMfaToken,
     InvalidPasskey,
     InvalidSecondFactor,
-    RateLimited,
     StepUpRequired,
 )
-from app.domain.factors import passkeys
 from app.domain.factors.second_factors import Purpose
+from app.domain.sessions.errors import EmailNotConfirmed
 from app.domain.text import N_
 from app.pages.account import _signed_in
 from app.pages.auth import login_page

@@ -15,19 +15,17 @@ from flask_babel import lazy_gettext as _l
 from werkzeug.wrappers import Response
 
 from app.domain import sign_in
-from app.domain.errors import (
+from app.domain.errors import AuthError, NotFound, RateLimited
+from app.domain.factors import enrolment, pending, second_factors
+from app.domain.factors.errors import (
     AlreadyEnrolled,
-    AuthError,
     FactorNeedsConfirmedEmail,
     FactorNeedsProvedPassword,
     InvalidMfaToken,
     InvalidSecondFactor,
     NotEnrolled,
-    NotFound,
-    RateLimited,
     StepUpRequired,
 )
-from app.domain.factors import enrolment, pending, second_factors
 from app.domain.factors.second_factors import Purpose
 from app.pages.account import _signed_in
 from app.pages.blueprint import bp, refusal, too_many

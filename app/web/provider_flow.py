@@ -16,8 +16,8 @@ from werkzeug.wrappers import Response
 
 from app.domain import sign_in
 from app.domain.accounts import identities, providers
+from app.domain.accounts.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
 from app.domain.accounts.providers import Profile
-from app.domain.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
 from app.domain.sign_in import HereSignIn, SiteSignIn
 from app.web import browser, provider_state
 from app.web.client import client_info

@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 
 from app.domain.accounts import identities
+from app.domain.accounts.errors import AccountExists
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import AccountExists
 from app.domain.lifecycle import address_change
 from app.extensions import db
 from app.infra.lanes import Job

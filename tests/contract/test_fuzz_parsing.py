@@ -33,7 +33,7 @@ from pydantic import BaseModel, ValidationError
 from werkzeug.test import TestResponse
 
 from app.api import schemas
-from app.domain.errors import InvalidToken, TokenExpired
+from app.domain.tokens.errors import InvalidToken, TokenExpired
 from app.domain.tools import tools
 from app.web.converters import RESERVED
 from tests.support.apps import dispose_app

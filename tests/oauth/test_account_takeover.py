@@ -92,9 +92,9 @@ def test_the_rule_holds_where_the_identity_is_written(app, make_user):
     """Not only the button: the domain refuses a link to an unconfirmed account, whatever
     started it (a link begun in another tab before, a future caller)."""
     from app.domain.accounts import identities
+    from app.domain.accounts.errors import AccountEmailNotVerified
     from app.domain.accounts.providers import Profile
     from app.domain.audit import ClientInfo
-    from app.domain.errors import AccountEmailNotVerified
 
     mallory = make_user(VICTIM, email_verified=False)
     with app.app_context(), pytest.raises(AccountEmailNotVerified):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from app.domain.accounts import identities
+from app.domain.accounts.errors import AccountNeedsProof
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import AccountNeedsProof
 from app.extensions import db
 from app.models import Identity, User
 from tests.support.accounts import OWNED

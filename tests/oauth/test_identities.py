@@ -6,9 +6,13 @@ import pytest
 from sqlalchemy import select
 
 from app.domain.accounts import identities
+from app.domain.accounts.errors import (
+    AccountExists,
+    ProviderEmailNotVerified,
+    ProviderSignInRefused,
+)
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import AccountExists, ProviderEmailNotVerified, ProviderSignInRefused
 from app.extensions import db
 from app.models import Identity, User
 from tests.support.accounts import OWNED

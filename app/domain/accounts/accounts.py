@@ -12,12 +12,13 @@ from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
 from app.domain.accounts import mailed_links, plans
+from app.domain.accounts.errors import EmailTaken, InvalidCredentials
 from app.domain.accounts.passwords import check_policy
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailTaken, InvalidCredentials, StepUpRequired
 from app.domain.events import EventType
 from app.domain.factors import second_factors, step_up
+from app.domain.factors.errors import StepUpRequired
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.sessions import sessions

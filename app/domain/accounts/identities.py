@@ -12,10 +12,7 @@ from app.db.rows import add_unless_taken
 from app.db.transactions import kept, writes
 from app.domain import addresses, audit
 from app.domain.accounts import accounts
-from app.domain.accounts.providers import Profile
-from app.domain.audit import ClientInfo
-from app.domain.clock import now
-from app.domain.errors import (
+from app.domain.accounts.errors import (
     AccountEmailNotVerified,
     AccountExists,
     AccountNeedsProof,
@@ -24,11 +21,14 @@ from app.domain.errors import (
     InvalidCredentials,
     LastSignInMethod,
     LinkNeedsRecentSignIn,
-    NotFound,
     ProviderEmailNotVerified,
     ProviderSignInRefused,
     TakeOverNeedsSecondFactor,
 )
+from app.domain.accounts.providers import Profile
+from app.domain.audit import ClientInfo
+from app.domain.clock import now
+from app.domain.errors import NotFound
 from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule

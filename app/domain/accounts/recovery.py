@@ -13,8 +13,8 @@ from flask import current_app
 from app.db.transactions import writes
 from app.domain import audit, events
 from app.domain.accounts import accounts, emails, identities, mailed_links
+from app.domain.accounts.errors import InvalidConfirmationToken, InvalidResetToken
 from app.domain.audit import ClientInfo
-from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
 from app.domain.events import EventType
 from app.domain.factors import passkeys, second_factors
 from app.domain.limits import throttle

@@ -15,7 +15,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from app.domain.clients.branding import Branding
-from app.domain.errors import InvalidRedirectUri, UnknownCallback
+from app.domain.clients.errors import InvalidRedirectUri, UnknownCallback
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import ClientSite

@@ -12,8 +12,8 @@ from app.db.transactions import kept, writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import AlreadyEnrolled, InvalidSecondFactor, NotEnrolled
 from app.domain.factors import codes, second_factors
+from app.domain.factors.errors import AlreadyEnrolled, InvalidSecondFactor, NotEnrolled
 from app.domain.factors.step_up import step_up
 from app.domain.limits import throttle
 from app.domain.sessions import sessions

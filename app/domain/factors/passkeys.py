@@ -34,8 +34,9 @@ from app.db.transactions import kept, writes
 from app.domain import audit, text
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InvalidPasskey, NotFound, TooManyPasskeys
+from app.domain.errors import NotFound
 from app.domain.factors import codes, second_factors
+from app.domain.factors.errors import InvalidPasskey, TooManyPasskeys
 from app.domain.factors.pending import Proof, live_pending
 from app.domain.factors.second_factors import Purpose
 from app.domain.factors.step_up import step_up

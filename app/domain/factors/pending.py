@@ -18,8 +18,8 @@ from app.db.transactions import kept, writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InvalidMfaToken, InvalidSecondFactor
 from app.domain.factors import codes
+from app.domain.factors.errors import InvalidMfaToken, InvalidSecondFactor
 from app.domain.factors.second_factors import Purpose, methods
 from app.domain.limits import throttle
 from app.domain.sessions import destinations, sessions

@@ -14,8 +14,8 @@ from sqlalchemy import ColumnElement, delete, exists, func, select
 from app.db.transactions import writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
-from app.domain.errors import FactorNeedsConfirmedEmail, FactorNeedsProvedPassword
 from app.domain.factors.codes import RECOVERY_CODE, TOTP, totp_of
+from app.domain.factors.errors import FactorNeedsConfirmedEmail, FactorNeedsProvedPassword
 from app.domain.mail.outbox import schedule
 from app.extensions import db
 from app.models import MailJob, Passkey, RecoveryCode, TotpFactor, User

@@ -10,8 +10,8 @@ from app.db.transactions import kept
 from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InvalidSecondFactor, StepUpRequired
 from app.domain.factors import codes, second_factors
+from app.domain.factors.errors import InvalidSecondFactor, StepUpRequired
 from app.domain.limits import throttle
 from app.models import AuthSession, User
 

@@ -20,8 +20,9 @@ from sqlalchemy.exc import IntegrityError
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
 from app.domain.accounts import accounts, emails, identities, mailed_links
+from app.domain.accounts.errors import EmailTaken, InvalidConfirmationToken
 from app.domain.audit import ClientInfo
-from app.domain.errors import EmailTaken, InvalidBody, InvalidConfirmationToken
+from app.domain.errors import InvalidBody
 from app.domain.events import EventType
 from app.domain.factors import second_factors
 from app.domain.limits import throttle

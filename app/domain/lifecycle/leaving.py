@@ -15,9 +15,10 @@ from sqlalchemy import String, cast, delete, or_, select, update
 from app.db.transactions import writes
 from app.domain import audit, events
 from app.domain.accounts import emails, mailed_links
+from app.domain.accounts.errors import InvalidConfirmationToken
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import AuthError, InvalidConfirmationToken
+from app.domain.errors import AuthError
 from app.domain.events import EventType
 from app.domain.mail.outbox import Job, schedule
 from app.domain.sessions import sessions

@@ -19,11 +19,12 @@ from app.db.transactions import kept, writes
 from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
 from app.domain.oidc import claims as by_scope
 from app.domain.oidc import pushed_requests
 from app.domain.sessions import handoff, sessions
+from app.domain.sessions.errors import InvalidCode
 from app.domain.tokens import tokens
+from app.domain.tokens.errors import InsufficientScope, InvalidToken
 from app.domain.tools import tools
 from app.extensions import db
 from app.infra.live_sql import is_live

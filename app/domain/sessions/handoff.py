@@ -22,8 +22,8 @@ from app.domain import audit
 from app.domain.audit import ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
-from app.domain.errors import InvalidCode, InvalidRequest
 from app.domain.sessions import sessions
+from app.domain.sessions.errors import InvalidCode, InvalidRequest
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import AuthSession, HandoffCode, User

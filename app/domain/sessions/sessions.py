@@ -22,9 +22,10 @@ from app.domain.audit import ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.device_names import device_of
-from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
 from app.domain.events import EventType
+from app.domain.sessions.errors import EmailNotConfirmed, InvalidRefreshToken
 from app.domain.tokens import tokens
+from app.domain.tokens.errors import SessionRevoked
 from app.domain.tools import tools
 from app.extensions import db
 from app.infra.live_sessions import Account

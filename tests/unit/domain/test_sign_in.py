@@ -7,8 +7,8 @@ import pytest
 
 from app.domain import sign_in
 from app.domain.audit import ClientInfo
-from app.domain.errors import InvalidMfaToken
 from app.domain.factors import pending
+from app.domain.factors.errors import InvalidMfaToken
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
 from app.domain.sessions.browser_sessions import BrowserSignIn

@@ -14,7 +14,7 @@ from app.domain import addresses, audit, events
 from app.domain.accounts import mailed_links, plans
 from app.domain.accounts.errors import EmailTaken, InvalidCredentials
 from app.domain.accounts.passwords import check_policy
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
 from app.domain.events import EventType
 from app.domain.factors import second_factors, step_up
@@ -106,7 +106,7 @@ def register(email: str, password_hash: str | None, full_name: str, client: Clie
     of its confirmation mail (the mail job makes the link when it runs: accounts/recovery.py).
     domain/sign_in.py opens its sign-in in the same unit of work."""
     user = _insert_user(email, password_hash, full_name, plans.default())
-    audit.record("signed_up", client, user_id=user.id)
+    audit.record(AuditName.SIGNED_UP, client, user_id=user.id)
     schedule(MailJob.CONFIRM_EMAIL, {"user_id": user.id, "client": asdict(client)})
     return user
 
@@ -137,7 +137,7 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo,
 @writes
 def record_failed_login(user: User | None, client: ClientInfo) -> None:
     """Audit a wrong password (the limits counted it before it was hashed)."""
-    audit.record("login_failed", client, user_id=user.id if user else None)
+    audit.record(AuditName.LOGIN_FAILED, client, user_id=user.id if user else None)
 
 
 @writes
@@ -189,7 +189,7 @@ def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
     keep_session = session.id
     set_password(user, password_hash)
     sessions.revoke_all(user.id, "password_changed", except_session=keep_session)
-    audit.record("password_changed", client, user_id=user.id, session_id=keep_session)
+    audit.record(AuditName.PASSWORD_CHANGED, client, user_id=user.id, session_id=keep_session)
     schedule(MailJob.PASSWORD_CHANGED, {"to": user.email})
 
 

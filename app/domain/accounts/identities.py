@@ -26,7 +26,7 @@ from app.domain.accounts.errors import (
     TakeOverNeedsSecondFactor,
 )
 from app.domain.accounts.providers import Profile
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
 from app.domain.errors import NotFound
 from app.domain.factors import second_factors, step_up
@@ -59,12 +59,12 @@ def account_for(profile: Profile, client: ClientInfo) -> User:
         except EmailTaken:  # held for an undo link (lifecycle/address_change.py), or a race
             raise AccountExists() from None
         accounts.prove_address(user)
-        audit.record("signed_up", client, user_id=user.id)
+        audit.record(AuditName.SIGNED_UP, client, user_id=user.id)
         _link(user, profile, client)
         return user
     _refuse_if_disabled(user, client)
     if not links_automatically(user):
-        audit.record("provider_link_needs_proof", client, user_id=user.id)
+        audit.record(AuditName.PROVIDER_LINK_NEEDS_PROOF, client, user_id=user.id)
         raise kept(AccountNeedsProof(user.id))
     if not user.email_verified:
         accounts.prove_address(user)  # the provider verified it, and it is the account's
@@ -126,7 +126,7 @@ def link_proved(user_id: str, profile: Profile, client: ClientInfo, *, take_over
         unlink_all(user.id, client)
         identity = None
         sessions.revoke_all(user.id, "provider_took_over")
-        audit.record("provider_took_over", client, user_id=user.id)
+        audit.record(AuditName.PROVIDER_TOOK_OVER, client, user_id=user.id)
     # The provider proved the address; whoever proved the password too holds both.
     accounts.prove_address(user, by_password_holder=not take_over)
     if identity is None:
@@ -142,7 +142,7 @@ def _find(profile: Profile) -> Identity | None:
 
 def _refuse_if_disabled(user: User, client: ClientInfo) -> None:
     if user.disabled_at is not None:
-        audit.record("login_failed", client, user_id=user.id)
+        audit.record(AuditName.LOGIN_FAILED, client, user_id=user.id)
         raise kept(ProviderSignInRefused())
 
 
@@ -151,7 +151,7 @@ def _link(user: User, profile: Profile, client: ClientInfo) -> None:
                         email=profile.email, created_at=now())
     if not add_unless_taken(identity):  # the same identity, linked by a concurrent callback
         raise ProviderSignInRefused()
-    audit.record(f"provider_linked_{profile.provider}", client, user_id=user.id)
+    audit.record(AuditName.provider_linked(profile.provider), client, user_id=user.id)
 
 
 def _tell_owner(kind: str, user: User, provider: str, **fields: bool) -> None:
@@ -204,7 +204,7 @@ def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
     if user.password_hash is None and len(providers_of(user.id)) <= 1:
         raise LastSignInMethod()
     db.session.delete(identity)
-    audit.record(f"provider_unlinked_{provider}", client, user_id=user.id)
+    audit.record(AuditName.provider_unlinked(provider), client, user_id=user.id)
     _tell_owner(MailJob.PROVIDER_UNLINKED, user, provider)
 
 
@@ -218,5 +218,5 @@ def unlink_all(user_id: str, client: ClientInfo, since: datetime | None = None) 
     unlinked = sorted(db.session.scalars(select(Identity.provider).where(*which)).all())
     db.session.execute(delete(Identity).where(*which))
     for provider in unlinked:
-        audit.record(f"provider_unlinked_{provider}", client, user_id=user_id)
+        audit.record(AuditName.provider_unlinked(provider), client, user_id=user_id)
     return unlinked

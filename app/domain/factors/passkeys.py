@@ -32,7 +32,7 @@ from app.db.batches import delete_batched
 from app.db.rows import changed, claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit, text
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
 from app.domain.errors import NotFound
 from app.domain.factors import codes, second_factors
@@ -220,7 +220,7 @@ def register(user: User, session: AuthSession, untrusted_json: str, untrusted_na
     if first_factor:
         sessions.revoke_all(user.id, "second_factor_added", except_session=session.id)
         recovery = codes.new_recovery_codes(user)
-    audit.record("passkey_added", client, user_id=user.id, session_id=session.id)
+    audit.record(AuditName.PASSKEY_ADDED, client, user_id=user.id, session_id=session.id)
     second_factors.tell_owner(user, MailJob.SECOND_FACTOR_ADDED, "passkey", name)
     return Registered(passkey, recovery)
 
@@ -244,7 +244,7 @@ def remove(user: User, session: AuthSession, passkey_id: str, code: str | None,
     step_up(user, session, code)
     changed(delete(Passkey).where(Passkey.id == passkey.id))
     second_factors.drop_recovery_codes_if_unprotected(user)
-    audit.record("passkey_removed", client, user_id=user.id, session_id=session.id)
+    audit.record(AuditName.PASSKEY_REMOVED, client, user_id=user.id, session_id=session.id)
     second_factors.tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "passkey",
                                passkey.name)
     return passkey

@@ -16,7 +16,7 @@ from app.db.batches import delete_batched
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
 from app.domain.factors import codes
 from app.domain.factors.errors import InvalidMfaToken, InvalidSecondFactor
@@ -109,14 +109,14 @@ def prove(raw: str, purpose: Purpose, client: ClientInfo, proof: Proof) -> Prove
     if method is None:
         if attempt.pending_attempts == attempts:
             pending.used_at = now()  # this pending sign-in is spent: start again
-        audit.record("second_factor_failed", client, user_id=user.id)
+        audit.record(AuditName.SECOND_FACTOR_FAILED, client, user_id=user.id)
         raise kept(InvalidSecondFactor())
     throttle.second_factor_succeeded(attempt)
     # Claimed atomically: of two requests completing one pending sign-in, one wins.
     if not claim_once(PendingSignIn, PendingSignIn.token_hash == pending.token_hash,
                       PendingSignIn.used_at, used_at=now()):
         raise InvalidMfaToken()
-    audit.record("second_factor_verified", client, user_id=user.id)
+    audit.record(AuditName.SECOND_FACTOR_VERIFIED, client, user_id=user.id)
     found = destinations.of(pending)
     assert found is not None
     return Proved(user, pending.provider, method, found)

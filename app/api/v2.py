@@ -22,7 +22,6 @@ from app.domain import addresses, sign_in
 from app.domain.accounts import identities, recovery
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidQuery
-from app.domain.factors import pending
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.sessions import handoff, sessions
 from app.domain.sign_in import ApiSignIn
@@ -64,7 +63,7 @@ def complete_mfa() -> Response:
     body = parse_body(MfaBody)
     client = client_info()
     issued = sign_in.complete_api_second_step(body.mfa_token, client,
-                                              pending.code_proof(body.code))
+                                              sign_in.CodeProof(body.code))
     return no_store(login_json(issued))
 
 

@@ -17,8 +17,8 @@ from app.domain import new_devices
 from app.domain.accounts import accounts, identities
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.factors import passkeys, pending, second_factors
-from app.domain.factors.pending import Proof, SecondFactorRequired
+from app.domain.factors import codes, passkeys, pending, second_factors
+from app.domain.factors.pending import Check, SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
 from app.domain.limits import throttle
 from app.domain.sessions import browser_sessions, handoff, sessions
@@ -181,12 +181,35 @@ def with_passkey(untrusted_json: str, sign_in: SignIn[Opens]) -> Opens:
 
 # The second step -----------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class CodeProof:
+    """A code of the account's authenticator app, or a recovery code (used up)."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class PasskeyProof:
+    """A passkey's answer to the pending sign-in's own challenge (passkeys.second_step)."""
+
+    untrusted_json: str
+
+
+Proof = CodeProof | PasskeyProof
+
+
+def _check(proof: Proof) -> Check:
+    if isinstance(proof, CodeProof):
+        return lambda user, _pending: codes.use_code(user, proof.code)
+    return lambda user, row: passkeys.second_step(proof.untrusted_json, user, row)
+
+
 @writes
 def complete_second_step(raw: str, client: ClientInfo, proof: Proof, *,
                          replacing: AuthSession | None = None) -> Opened:
     """Complete a pending sign-in of the hosted pages with `proof` and open what it kept for,
     in one unit of work (pending.prove's refusals)."""
-    proved = pending.prove(raw, Purpose.HOSTED, client, proof)
+    proved = pending.prove(raw, Purpose.HOSTED, client, _check(proof))
     return to(proved.destination, client, replacing).open(proved.user, proved.provider,
                                                           proved.method)
 
@@ -195,5 +218,5 @@ def complete_second_step(raw: str, client: ClientInfo, proof: Proof, *,
 def complete_api_second_step(raw: str, client: ClientInfo, proof: Proof) -> IssuedTokens:
     """Complete a pending sign-in of the API: tokens, the one destination an API sign-in's
     second step (Purpose.API) keeps."""
-    proved = pending.prove(raw, Purpose.API, client, proof)
+    proved = pending.prove(raw, Purpose.API, client, _check(proof))
     return ApiSignIn(client=client).open(proved.user, proved.provider, proved.method)

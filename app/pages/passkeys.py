@@ -153,7 +153,7 @@ def passkey_second_step() -> Page:
     if not form.validate_on_submit():
         return second_step_page(None, 422, _("That passkey could not sign you in. Try again."))
     try:
-        return complete_second_step(passkeys.second_step(required_text(form.credential)))
+        return complete_second_step(sign_in.PasskeyProof(required_text(form.credential)))
     except InvalidSecondFactor:
         return second_step_page(None, 401, _("That passkey could not sign you in. Try again, "
                                              "or enter a code."))

@@ -169,7 +169,7 @@ def held_second_step() -> str:
     return held
 
 
-def complete_second_step(proof: pending.Proof) -> Response:
+def complete_second_step(proof: sign_in.Proof) -> Response:
     """Complete this browser's pending sign-in with `proof`, and go where it goes."""
     signed_in = browser.current()
     opened = sign_in.complete_second_step(
@@ -205,7 +205,7 @@ def second_step_submit() -> Page:
     if not form.validate_on_submit():
         return second_step_page(form, 422)
     try:
-        return complete_second_step(pending.code_proof(required_text(form.code)))
+        return complete_second_step(sign_in.CodeProof(required_text(form.code)))
     except InvalidSecondFactor:
         add_error(form.code, _("That code is not right, or was already used."))
         return second_step_page(form, 401)

@@ -37,7 +37,7 @@ from app.domain.clock import now
 from app.domain.errors import NotFound
 from app.domain.factors import codes, second_factors
 from app.domain.factors.errors import InvalidPasskey, TooManyPasskeys
-from app.domain.factors.pending import Proof, live_pending
+from app.domain.factors.pending import live_pending
 from app.domain.factors.second_factors import Purpose
 from app.domain.factors.step_up import step_up
 from app.domain.sessions import sessions
@@ -331,20 +331,18 @@ def second_step_options(raw_pending: str, purpose: Purpose) -> str:
     return webauthn.options_to_json(options)
 
 
-def second_step(untrusted_json: str) -> Proof:
-    """A proof for a pending sign-in (factors/pending.py): the passkey answer to its
-    own challenge, from one of its account's passkeys."""
-    def prove(user: User, pending: PendingSignIn) -> str | None:
-        try:
-            answer = _claimed(untrusted_json, PasskeyChallenge.SECOND_STEP)
-            if answer.ceremony.pending_hash != pending.token_hash:
-                return None
-            passkey = _verified(answer, require_user_verification=False, owner=user.id)
-        except InvalidPasskey:
-            return None  # counted like a wrong code; the challenge stays spent
-        passkey.signs_in_alone = True  # its holder knows the password in force: see stop_alone
-        return method_of(passkey)
-    return prove
+def second_step(untrusted_json: str, user: User, pending: PendingSignIn) -> str | None:
+    """The method a passkey's answer proves for a pending sign-in (factors/pending.py), or
+    None: the answer to its own challenge, from one of its account's passkeys."""
+    try:
+        answer = _claimed(untrusted_json, PasskeyChallenge.SECOND_STEP)
+        if answer.ceremony.pending_hash != pending.token_hash:
+            return None
+        passkey = _verified(answer, require_user_verification=False, owner=user.id)
+    except InvalidPasskey:
+        return None  # counted like a wrong code; the challenge stays spent
+    passkey.signs_in_alone = True  # its holder knows the password in force: see stop_alone
+    return method_of(passkey)
 
 
 def stop_alone(user: User) -> None:

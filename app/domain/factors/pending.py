@@ -18,7 +18,6 @@ from app.db.transactions import kept, writes
 from app.domain import audit
 from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
-from app.domain.factors import codes
 from app.domain.factors.errors import InvalidMfaToken, InvalidSecondFactor
 from app.domain.factors.second_factors import Purpose, methods
 from app.domain.limits import throttle
@@ -29,8 +28,8 @@ from app.extensions import db
 from app.models import PendingSignIn, User
 
 # Checks the proof of a second factor for a pending sign-in (and uses it up): the method it
-# proved, or None. A code (`code_proof`) or a passkey's answer (factors/passkeys.py).
-Proof = Callable[[User, PendingSignIn], str | None]
+# proved, or None. The proofs are domain/sign_in.py's (a code, a passkey's answer).
+Check = Callable[[User, PendingSignIn], str | None]
 
 
 @dataclass(frozen=True)
@@ -79,11 +78,6 @@ def destination(raw: str, purpose: Purpose) -> Destination:
     return found
 
 
-def code_proof(code: str) -> Proof:
-    """A code of the account's authenticator app, or a recovery code (used up)."""
-    return lambda user, _pending: codes.use_code(user, code)
-
-
 @dataclass(frozen=True)
 class Proved:
     """A pending sign-in completed: its account, first factor, second factor and destination."""
@@ -94,18 +88,18 @@ class Proved:
     destination: Destination
 
 
-def prove(raw: str, purpose: Purpose, client: ClientInfo, proof: Proof) -> Proved:
-    """Complete a pending sign-in with `proof`, in the caller's unit of work. InvalidMfaToken
-    for a token that is unknown, used, expired or of another purpose; InvalidSecondFactor (kept)
-    for a wrong proof (counted, and the pending sign-in ends after MFA_PENDING_ATTEMPTS of
-    them); RateLimited after too many."""
+def prove(raw: str, purpose: Purpose, client: ClientInfo, check: Check) -> Proved:
+    """Complete a pending sign-in whose proof `check` holds, in the caller's unit of work.
+    InvalidMfaToken for a token that is unknown, used, expired or of another purpose;
+    InvalidSecondFactor (kept) for a wrong proof (counted, and the pending sign-in ends after
+    MFA_PENDING_ATTEMPTS of them); RateLimited after too many."""
     pending = live_pending(raw, purpose)
     user = db.session.get_one(User, pending.user_id)
     attempt = throttle.second_factor_attempt(user.id, pending.token_hash)
     attempts = int(current_app.config["MFA_PENDING_ATTEMPTS"])
     if attempt.pending_attempts > attempts:
         raise InvalidMfaToken()  # spent by the wrong codes of concurrent attempts
-    method = proof(user, pending) if user.disabled_at is None else None
+    method = check(user, pending) if user.disabled_at is None else None
     if method is None:
         if attempt.pending_attempts == attempts:
             pending.used_at = now()  # this pending sign-in is spent: start again

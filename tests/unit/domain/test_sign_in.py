@@ -7,7 +7,6 @@ import pytest
 
 from app.domain import sign_in
 from app.domain.audit import ClientInfo
-from app.domain.factors import pending
 from app.domain.factors.errors import InvalidMfaToken
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
@@ -57,9 +56,9 @@ def test_an_api_sign_in_asks_its_second_step_in_the_api_and_opens_tokens(app, ma
         assert _pending_purpose(required.token) == Purpose.API
         with pytest.raises(InvalidMfaToken):  # not a pending sign-in of the hosted pages
             sign_in.complete_second_step(required.token, CLIENT,
-                                         pending.code_proof(code_at(secret, clock)))
+                                         sign_in.CodeProof(code_at(secret, clock)))
         issued = sign_in.complete_api_second_step(required.token, CLIENT,
-                                                  pending.code_proof(code_at(secret, clock)))
+                                                  sign_in.CodeProof(code_at(secret, clock)))
         assert isinstance(issued, IssuedTokens)
 
 
@@ -73,7 +72,7 @@ def test_a_hosted_sign_in_keeps_where_it_goes_through_its_second_step(app, make_
         assert _pending_purpose(required.token) == Purpose.HOSTED
         with pytest.raises(InvalidMfaToken):  # not an API client's
             sign_in.complete_api_second_step(required.token, CLIENT,
-                                             pending.code_proof(code_at(secret, clock)))
+                                             sign_in.CodeProof(code_at(secret, clock)))
         opened = sign_in.complete_second_step(required.token, CLIENT,
-                                              pending.code_proof(code_at(secret, clock)))
+                                              sign_in.CodeProof(code_at(secret, clock)))
         assert isinstance(opened, sign_in.SiteCode) and opened.provider == "password"

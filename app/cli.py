@@ -13,7 +13,7 @@ from app.cli_sites import sites_cli
 from app.cli_support import friendly_errors
 from app.cli_users import users
 from app.domain import audit, deliveries, retention
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clients import service_clients
 from app.domain.factors import pending
 from app.domain.limits import throttle
@@ -65,7 +65,8 @@ def revoke_key(kid: str) -> None:
         click.echo(f"It was the signing key: new signing key {replacement.kid}"
                    f" ({replacement.alg}). Access tokens it signed are refused; clients"
                    " refresh to get new ones.")
-    audit.record_alone("signing_key_revoked", ClientInfo(user_agent=f"flask keys revoke {kid}"))
+    audit.record_alone(AuditName.SIGNING_KEY_REVOKED,
+                       ClientInfo(user_agent=f"flask keys revoke {kid}"))
 
 
 @keys.command("list", short_help="The keys in force.")

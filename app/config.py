@@ -124,8 +124,8 @@ DEFAULTS: dict[str, Any] = {
     # OpenID Connect clients' calls to /oauth2/token, /oauth2/revoke and /oauth2/introspect
     "LIMIT_OIDC_TOKEN": "120 per minute",
     "LIMIT_ADMIN": "600 per minute",  # per service client (or address, without a valid token)
-    # Pushed authorization requests (app/domain/pushed_requests.py) waiting at once, unused and
-    # unexpired: per client, and per address for a public client's (anyone may push as one).
+    # Pushed authorization requests (app/domain/oidc/pushed_requests.py) waiting at once, unused
+    # and unexpired: per client, and per address for a public client's (anyone may push as one).
     "PUSHED_REQUESTS_PER_CLIENT": 1000,
     "PUSHED_REQUESTS_PER_ADDRESS": 50,
     # Sign-in providers: off until a client id and secret are set

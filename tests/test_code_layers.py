@@ -168,6 +168,76 @@ def test_the_room_rules_catch_what_they_forbid():
         "app.domain.factors.second_factors", "app.domain.audit"}})
 
 
+# The tables each room owns: only it writes them with a statement (update, delete, insert, add).
+# The basics and the modules that tie rooms together (audit, events, deliveries, retention...)
+# write their own tables and sweep old rows; they are not rooms. What this cannot see: changing an
+# attribute of a row another room loaded (`user.email = ...`), which goes through that room's
+# functions by review.
+TABLES: dict[str, tuple[str, ...]] = {
+    "accounts": ("User", "Identity", "OneTimeToken"),
+    "sessions": ("AuthSession", "RefreshToken", "HandoffCode"),
+    "factors": ("PendingSignIn", "TotpFactor", "RecoveryCode", "Passkey", "PasskeyChallenge"),
+    "limits": ("FailureCounter", "RateLimitCounter"),
+    "mail": ("MailJob",),
+    "oidc": ("PushedRequest", "ConsentGrant"),
+    "clients": ("ClientSite", "ServiceClient", "SiteRegistryMark"),
+    "admin": ("IdempotentAnswer",),
+    "lifecycle": (),
+    "tokens": (),
+}
+# Writes into another room's table, each with its reason; the list should only shrink.
+FOREIGN_WRITES: dict[tuple[str, str], str] = {
+    # Erasing an account (leaving.py) deletes what every room kept of it, in one transaction.
+    ("app.domain.lifecycle.leaving", "RefreshToken"): "erasure",
+    ("app.domain.lifecycle.leaving", "MailJob"): "erasure",
+    ("app.domain.lifecycle.leaving", "PushedRequest"): "erasure",
+    # An address change ends the mailed links to the old address with the change.
+    ("app.domain.lifecycle.address_change", "OneTimeToken"): "links of the old address",
+    # OpenID Connect's authorization codes are handoff codes bound to a client.
+    ("app.domain.oidc.authorization", "HandoffCode"): "an authorization code",
+    # sessions.revoke_all ends the pending second steps; sessions sit below factors, so it
+    # cannot call factors/pending.py (docs/decisions.md, "Room walls and tables").
+    ("app.domain.sessions.sessions", "PendingSignIn"): "revoke_all",
+}
+_WRITERS = {"update", "delete", "insert", "insert_values", "add_unless_taken", "claim_once",
+            "delete_batched"}
+
+
+def _tables_written(module: str) -> set[str]:
+    """The mapped classes `module` writes with a statement: update(X), delete(X), insert(X),
+    the db/ helpers given X, or session.add(X(...))."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        name = (node.func.attr if isinstance(node.func, ast.Attribute)
+                else getattr(node.func, "id", None))
+        first = node.args[0]
+        if name in _WRITERS and isinstance(first, ast.Name):
+            found.add(first.id)
+        elif name == "add" and isinstance(first, ast.Call) and isinstance(first.func, ast.Name):
+            found.add(first.func.id)
+    return found
+
+
+def _foreign_writes(written: dict[str, set[str]]) -> set[tuple[str, str]]:
+    owner = {table: room for room, tables in TABLES.items() for table in tables}
+    return {(module, table) for module, tables in written.items() for table in tables
+            if _room(module) is not None and table in owner and owner[table] != _room(module)}
+
+
+def test_each_room_writes_only_its_own_tables():
+    written = {module: _tables_written(module) for module in MODULES if _room(module)}
+    assert set(TABLES) == set(ROOMS)
+    assert _foreign_writes(written) == set(FOREIGN_WRITES)
+
+
+def test_the_table_rule_catches_a_write_into_another_room():
+    module = "app.domain.accounts.accounts"
+    assert _foreign_writes({module: {"PendingSignIn", "User"}}) == {(module, "PendingSignIn")}
+    assert not _foreign_writes({"app.domain.retention": {"PendingSignIn"}})  # a tie may sweep
+
+
 def test_the_rules_catch_what_they_forbid():
     """The checks above are not vacuous: they see imports inside functions and from-imports."""
     assert "app.web.browser" in _imports("app.pages.auth")

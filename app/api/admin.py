@@ -29,10 +29,10 @@ from app.api.shaping import NO_STORE, no_store
 from app.domain import deliveries
 from app.domain.admin import actions, activity, directory, idempotency
 from app.domain.admin.idempotency import Answer
-from app.domain.audit import ClientInfo
+from app.domain.audit import ClientInfo, ViewFamily, of_view
 from app.domain.clients.service_clients import AdminScope, authenticate, caller_of
-from app.domain.errors import InsufficientScope
 from app.domain.lifecycle import leaving
+from app.domain.tokens.errors import InsufficientScope
 from app.web import ratelimits, trail
 from app.web.bearer import bearer_token
 from app.web.client import client_info
@@ -65,18 +65,20 @@ def _audit_call(response: Response) -> Response:
         return response
     endpoint = request.endpoint.rsplit(".", 1)[-1]
     if g.pop("admin_refused", False):
-        trail.trace(f"admin_api_refused:{endpoint}", by, [None], read=False)
+        trail.trace(of_view(ViewFamily.ADMIN_API_REFUSED, endpoint), by, [None], read=False)
         return response
     succeeded = response.status_code < 400
     if request.method == "GET":
         read = trail.accounts_read() if succeeded else [None]
-        if not trail.trace(f"admin_api:{endpoint}", by, read, read=True) and succeeded:
+        if not trail.trace(of_view(ViewFamily.ADMIN_API, endpoint), by, read,
+                           read=True) and succeeded:
             return dependency_problem()
         return response
     untrusted_id = (request.view_args or {}).get("user_id")
     # What a change changed is audited in its own transaction (app/domain/admin/actions.py);
     # this is the call, kept if the database takes it (app/web/trail.py).
-    trail.trace(f"admin_api:{endpoint}", by, [untrusted_id if succeeded else None], read=False)
+    trail.trace(of_view(ViewFamily.ADMIN_API, endpoint), by,
+                [untrusted_id if succeeded else None], read=False)
     return response
 
 

@@ -18,17 +18,47 @@ from app.api import admin_schemas as admin
 from app.api import documents as out
 from app.api import schemas as body
 from app.api.operation import Operation
-from app.domain import errors as e
 from app.domain.accounts import plans
 from app.domain.accounts.breached import PasswordBreached
 from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidEmailCode
+from app.domain.accounts.errors import (
+    EmailTaken,
+    InvalidCredentials,
+    InvalidResetToken,
+    InvalidState,
+    LastSignInMethod,
+    ProviderNotEnabled,
+    UnknownProvider,
+    WeakPassword,
+)
 from app.domain.admin.idempotency import (
     IdempotencyKeyInUse,
     IdempotencyKeyReused,
     InvalidIdempotencyKey,
 )
+from app.domain.clients.errors import InvalidRedirectUri, UnknownCallback
+from app.domain.errors import AuthError, InvalidBody, InvalidQuery, NotFound, RateLimited
+from app.domain.factors.errors import (
+    InvalidMfaToken,
+    InvalidSecondFactor,
+    MfaRequired,
+    StepUpRequired,
+)
 from app.domain.lifecycle.leaving import DeletionScheduled
 from app.domain.limits import captcha_errors
+from app.domain.sessions.errors import (
+    EmailNotConfirmed,
+    InvalidCode,
+    InvalidRefreshToken,
+    InvalidRequest,
+)
+from app.domain.tokens.errors import (
+    InsufficientScope,
+    InvalidToken,
+    MissingToken,
+    SessionRevoked,
+    TokenExpired,
+)
 from app.web.errors import (
     DEPENDENCY_RETRY_AFTER,
     Failure,
@@ -45,7 +75,7 @@ class Example:
     value: dict[str, Any]
 
 
-def raised(error: e.AuthError, summary: str = "") -> Example:
+def raised(error: AuthError, summary: str = "") -> Example:
     """The problem body the API answers when `error` is raised."""
     return Example(error.status, summary or error.code,
                    problem_body(error.status, error.code, error.detail, **error.members()))
@@ -65,21 +95,21 @@ TOKEN = "k7Xq2v9_Rr3YtW0aJmE5bLcN8pQsUhZ1dFgI4oK6"  # noqa: S105  (made up)
 VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 REDIRECT_URI = "https://symbols.example/auth/callback"
 CHALLENGE = {"provider": "turnstile", "site_key": "0x4AAAAAAAB8Cdsr9T3QIY5h"}
-WEAK = e.WeakPassword("This password is too common. Choose one that is harder to guess.")
+WEAK = WeakPassword("This password is too common. Choose one that is harder to guess.")
 BREACHED = raised(PasswordBreached(), "password_breached (SVC_BREACHED_PASSWORDS_URL lists it)")
 CAPTCHA = (raised(captcha_errors.CaptchaRequired(CHALLENGE)),
            raised(captcha_errors.CaptchaInvalid(CHALLENGE)))
-ADDRESS = e.InvalidBody("Enter an email address, such as ada@example.com.",
+ADDRESS = InvalidBody("Enter an email address, such as ada@example.com.",
                         [{"pointer": "#/email",
                           "detail": "Enter an email address, such as ada@example.com."}])
-PROOF = (raised(e.InvalidCredentials("The password is not right.")),
-         raised(e.InvalidSecondFactor(), "invalid_second_factor (an account without a password)"),
-         raised(e.StepUpRequired("Send the account's password.")))
-BEARER = (raised(e.MissingToken()), raised(e.InvalidToken()), raised(e.TokenExpired()))
+PROOF = (raised(InvalidCredentials("The password is not right.")),
+         raised(InvalidSecondFactor(), "invalid_second_factor (an account without a password)"),
+         raised(StepUpRequired("Send the account's password.")))
+BEARER = (raised(MissingToken()), raised(InvalidToken()), raised(TokenExpired()))
 
 
 def refused(model: type[BaseModel], data: dict[str, Any], summary: str,
-            answer: type[e.InvalidBody] = e.InvalidBody) -> Example | None:
+            answer: type[InvalidBody] = InvalidBody) -> Example | None:
     """What the model's own validation answers to `data`, as the API says it (`answer`:
     InvalidQuery for a query's model)."""
     try:
@@ -90,7 +120,7 @@ def refused(model: type[BaseModel], data: dict[str, Any], summary: str,
 
 
 OUT_OF_RANGE = refused(admin.DeliveriesQuery, {"limit": "0"}, "invalid_body (a parameter out of "
-                                                                "range)", e.InvalidQuery)
+                                                                "range)", InvalidQuery)
 assert OUT_OF_RANGE is not None
 QUERY = (OUT_OF_RANGE,)
 NOT_A_PLAN = refused(admin.UpdateUserBody, {"plan": "Gold plan"}, "invalid_body (not a plan "
@@ -150,57 +180,57 @@ REQUESTS: dict[type[BaseModel], tuple[tuple[str, dict[str, Any]], ...]] = {
 # The errors of each operation, by operationId, besides those every operation of its kind has
 # (`_common`, below).
 PROBLEMS: dict[str, tuple[Example, ...]] = {
-    "signup": (raised(e.EmailTaken()), raised(WEAK, "invalid_body (a weak password)"), BREACHED,
+    "signup": (raised(EmailTaken()), raised(WEAK, "invalid_body (a weak password)"), BREACHED,
                *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
-    "login": (raised(e.InvalidCredentials()), raised(e.EmailNotConfirmed()),
-              raised(e.MfaRequired("https://auth.example.com/login"),
+    "login": (raised(InvalidCredentials()), raised(EmailNotConfirmed()),
+              raised(MfaRequired("https://auth.example.com/login"),
                      "mfa_required (passkeys only: sign in on the hosted page)"), *CAPTCHA),
-    "completeMfa": (raised(e.InvalidMfaToken()), raised(e.InvalidSecondFactor()),
-                    raised(e.EmailNotConfirmed()),
-                    raised(e.RateLimited(300), "rate_limited (too many wrong codes)")),
-    "refresh": (raised(e.InvalidRefreshToken()), raised(e.EmailNotConfirmed())),
-    "refreshV1": (raised(e.InvalidRefreshToken()), raised(e.EmailNotConfirmed())),
-    "logout": (raised(e.InvalidQuery(errors=[{"pointer": "#/query/scope", "detail": (
+    "completeMfa": (raised(InvalidMfaToken()), raised(InvalidSecondFactor()),
+                    raised(EmailNotConfirmed()),
+                    raised(RateLimited(300), "rate_limited (too many wrong codes)")),
+    "refresh": (raised(InvalidRefreshToken()), raised(EmailNotConfirmed())),
+    "refreshV1": (raised(InvalidRefreshToken()), raised(EmailNotConfirmed())),
+    "logout": (raised(InvalidQuery(errors=[{"pointer": "#/query/scope", "detail": (
         "scope must be local, others or global.")}])),),
     "startProviderSignIn": (
-        raised(e.InvalidRedirectUri()),
-        raised(e.InvalidRequest("code_challenge must be 43 base64url characters (S256).")),
-        raised(e.UnknownProvider()), raised(e.ProviderNotEnabled()),
-        raised(e.MissingToken(), "missing_token (`verify` in place of the provider)"),
+        raised(InvalidRedirectUri()),
+        raised(InvalidRequest("code_challenge must be 43 base64url characters (S256).")),
+        raised(UnknownProvider()), raised(ProviderNotEnabled()),
+        raised(MissingToken(), "missing_token (`verify` in place of the provider)"),
         _http(405, "get", "method_not_allowed (`login` in place of the provider)")),
-    "providerCallback": (raised(e.InvalidState()), _http(404, "get", "not_found"),
+    "providerCallback": (raised(InvalidState()), _http(404, "get", "not_found"),
                          _http(405, "get", "method_not_allowed (`providers` in place of the "
                                            "provider)")),
-    "startProviderSignInV1": (raised(e.UnknownCallback(
+    "startProviderSignInV1": (raised(UnknownCallback(
                                   "“notes” is not a registered client site.")),
-                              raised(e.InvalidRequest("state must be 1 to 512 printable "
+                              raised(InvalidRequest("state must be 1 to 512 printable "
                                                       "characters.")),
-                              raised(e.UnknownProvider()), raised(e.ProviderNotEnabled())),
-    "exchangeCode": (raised(e.InvalidCode()), raised(e.EmailNotConfirmed())),
+                              raised(UnknownProvider()), raised(ProviderNotEnabled())),
+    "exchangeCode": (raised(InvalidCode()), raised(EmailNotConfirmed())),
     "requestEmailCode": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable()),
                          raised(EmailCodeOff())),
     "verifyEmailCode": (raised(InvalidEmailCode()), raised(EmailCodeOff())),
     "forgotPassword": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
     "resendConfirmation": (raised(ADDRESS), *CAPTCHA, raised(captcha_errors.CaptchaUnavailable())),
-    "resetPassword": (raised(e.InvalidResetToken()), raised(WEAK, "invalid_body (a weak "
+    "resetPassword": (raised(InvalidResetToken()), raised(WEAK, "invalid_body (a weak "
                                                                  "password)"),
                       raised(PasswordBreached("#/new_password"), "password_breached")),
-    "unlinkProvider": (raised(e.NotFound("google is not linked to this account.")),
-                       raised(e.LastSignInMethod())),
-    "changeEmail": (*PROOF, raised(e.InvalidBody("That is already the account's address."))),
+    "unlinkProvider": (raised(NotFound("google is not linked to this account.")),
+                       raised(LastSignInMethod())),
+    "changeEmail": (*PROOF, raised(InvalidBody("That is already the account's address."))),
     "deleteAccount": PROOF,
-    "exportAccount": (raised(e.RateLimited(3600), "rate_limited (SVC_LIMIT_EXPORT)"),),
-    "loginV1": (raised(e.InvalidCredentials()), raised(e.EmailNotConfirmed()),
-                raised(e.MfaRequired("https://auth.example.com/login")), *CAPTCHA),
+    "exportAccount": (raised(RateLimited(3600), "rate_limited (SVC_LIMIT_EXPORT)"),),
+    "loginV1": (raised(InvalidCredentials()), raised(EmailNotConfirmed()),
+                raised(MfaRequired("https://auth.example.com/login")), *CAPTCHA),
     "health": (Example(503, "service_unavailable", problem_body(
         503, "service_unavailable", "The database is unreachable.")),),
     "ready": (Example(503, "service_unavailable", problem_body(
         503, "service_unavailable", "A dependency is unreachable.", database="unreachable",
         redis="ok")),),
-    "adminCreateUser": (raised(e.EmailTaken()), *PLANS),
+    "adminCreateUser": (raised(EmailTaken()), *PLANS),
     "adminUpdateUser": PLANS,
     "adminEnableUser": (raised(DeletionScheduled()),),
-    "adminListUsers": (raised(e.InvalidQuery("The cursor is not one this service gave.",
+    "adminListUsers": (raised(InvalidQuery("The cursor is not one this service gave.",
                                              [{"pointer": "#/cursor",
                                                "detail": "not a cursor of ours"}])),
                        *QUERY),
@@ -229,13 +259,13 @@ USERINFO = (oauth(401, "invalid_token", "No access token", "An access token is r
             oauth(401, "invalid_token", "An access token that is invalid or expired",
                   "The access token is invalid."),
             oauth(403, "insufficient_scope", "A token not issued with `openid`",
-                  str(e.InsufficientScope().detail)))
+                  str(InsufficientScope().detail)))
 PROBLEMS |= {"oidcUserinfo": USERINFO, "oidcUserinfoPost": USERINFO}
 
 
 def _invalid_body(model: type[BaseModel]) -> tuple[Example, ...]:
     missing = refused(model, {}, "invalid_body (a field missing)")
-    return (missing or raised(e.InvalidBody("The body is not valid JSON."),
+    return (missing or raised(InvalidBody("The body is not valid JSON."),
                               "invalid_body (not JSON)"),)
 
 
@@ -247,10 +277,10 @@ def _common(op: Operation, status: int) -> tuple[Example, ...]:
     admin_write = op.admin_scope is not None and op.method != "get"  # takes Idempotency-Key
     common: dict[int, tuple[Example, ...]] = {
         400: (raised(InvalidIdempotencyKey()),) if admin_write else (),
-        401: (BEARER + ((raised(e.SessionRevoked()),) if op.bearer else ())
+        401: (BEARER + ((raised(SessionRevoked()),) if op.bearer else ())
               if op.bearer or op.admin_scope else ()),
-        403: (raised(e.InsufficientScope(str(op.admin_scope))),) if op.admin_scope else (),
-        404: (raised(e.NotFound("No account has this id.")),) if op.admin_scope else (),
+        403: (raised(InsufficientScope(str(op.admin_scope))),) if op.admin_scope else (),
+        404: (raised(NotFound("No account has this id.")),) if op.admin_scope else (),
         409: (raised(IdempotencyKeyInUse()),) if admin_write else (),
         413: (_http(413, op.method, "payload_too_large"),),
         422: (_invalid_body(op.body) if op.body else ()) + (

@@ -11,15 +11,13 @@ from flask import request
 from app.domain.accounts import accounts, email_sign_in
 from app.domain.clients import sites
 from app.domain.clients.sites import Site
-from app.domain.errors import MfaRequired
 from app.domain.factors import second_factors
+from app.domain.factors.errors import MfaRequired
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.factors.second_factors import Purpose
 from app.domain.sessions import sessions
-from app.domain.sessions.browser_sessions import BrowserSignIn
-from app.domain.sessions.destinations import ToApi
 from app.domain.sessions.sessions import IssuedTokens
-from app.domain.sign_in import SignIn, SiteCode
+from app.domain.sign_in import ApiSignIn
 from app.infra.settings import settings
 from app.models import User
 from app.web import captcha
@@ -55,9 +53,7 @@ def _finish(user: User, provider: str) -> IssuedTokens | SecondFactorRequired:
             not second_factors.methods(user, Purpose.API):
         # Only passkeys, which answer on the hosted pages' origin alone: the person signs in there.
         raise MfaRequired(f"{settings().public_url}/login")
-    outcome = SignIn(ToApi(), client_info(), second_step=Purpose.API).finish(user, provider)
-    assert not isinstance(outcome, BrowserSignIn | SiteCode)
-    return outcome
+    return ApiSignIn(client=client_info()).finish(user, provider)
 
 
 def sign_in_without_second_step(untrusted_email: str, password: str,

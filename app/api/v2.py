@@ -20,16 +20,13 @@ from app.api.schemas import (
 )
 from app.api.shaping import account_json, confirmation_pending_json, login_json, no_store
 from app.domain import addresses, sign_in
-from app.domain.accounts import accounts, email_sign_in, identities, recovery
+from app.domain.accounts import email_sign_in, identities, recovery
 from app.domain.audit import ClientInfo
 from app.domain.errors import InvalidQuery
-from app.domain.factors import pending
 from app.domain.factors.pending import SecondFactorRequired
-from app.domain.factors.second_factors import Purpose
 from app.domain.sessions import handoff, sessions
-from app.domain.sessions.destinations import ToApi
 from app.domain.sessions.sessions import IssuedTokens
-from app.domain.sign_in import SignIn
+from app.domain.sign_in import ApiSignIn
 from app.web import captcha, locale, ratelimits
 from app.web.bearer import current_bearer
 from app.web.client import client_info
@@ -46,12 +43,10 @@ def signup() -> Response:
     client = client_info()
     # The language the request's Accept-Language names, if one of ours (docs/accounts/
     # languages.md): a browser's, when the site signs the person up from there.
-    user, issued = accounts.register(body.email, body.password, body.full_name, client,
-                                     SignIn(ToApi(), client, second_step=None),
-                                     language=locale.from_browser())
+    user, issued = sign_in.sign_up(body.email, body.password, body.full_name,
+                                   ApiSignIn(client=client), language=locale.from_browser())
     if issued is None:  # SVC_REQUIRE_EMAIL_CONFIRMATION: no session before the link is used
         return no_store(confirmation_pending_json(user), 201)
-    assert isinstance(issued, IssuedTokens)  # what ToApi opens, with no second step asked
     return no_store(login_json(issued), 201)
 
 
@@ -90,9 +85,8 @@ def _login_answer(signed_in: IssuedTokens | SecondFactorRequired) -> Response:
 def complete_mfa() -> Response:
     body = parse_body(MfaBody)
     client = client_info()
-    issued = sign_in.complete_second_step(body.mfa_token, Purpose.API, client,
-                                          pending.code_proof(body.code))
-    assert isinstance(issued, IssuedTokens)  # what an API sign-in keeps: ToApi
+    issued = sign_in.complete_api_second_step(body.mfa_token, client,
+                                              sign_in.CodeProof(body.code))
     return no_store(login_json(issued))
 
 

@@ -9,6 +9,7 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from app.domain.admin import operators
+from app.domain.audit import ViewFamily, of_view
 from app.domain.errors import AuthError
 from app.extensions import csrf
 from app.web import browser, trail
@@ -54,7 +55,7 @@ def _trace_reads(response: Response) -> Response:
             or not request.endpoint:
         return response
     by = operators.acting(signed_in.user, client_info())
-    if not trail.trace(f"console:{request.endpoint.rsplit('.', 1)[-1]}", by,
+    if not trail.trace(of_view(ViewFamily.CONSOLE, request.endpoint.rsplit(".", 1)[-1]), by,
                        trail.accounts_read(), read=True):
         return make_response(_page(503, "Try again in a moment."))
     return response

@@ -17,7 +17,8 @@ from app.domain.admin import actions, activity, directory, operators
 from app.domain.admin.directory import Status
 from app.domain.admin.pages import Page
 from app.domain.audit import ClientInfo
-from app.domain.errors import InvalidBody, InvalidSecondFactor, StepUpRequired
+from app.domain.errors import InvalidBody
+from app.domain.factors.errors import InvalidSecondFactor, StepUpRequired
 from app.domain.sessions import sessions
 from app.models import User
 from app.web import trail

@@ -11,7 +11,8 @@ from flask import render_template, request
 from werkzeug.wrappers import Response
 
 from app.domain.accounts import providers
-from app.domain.errors import AuthError, InvalidState, ProviderFailed, ProviderSignInRefused
+from app.domain.accounts.errors import InvalidState, ProviderFailed, ProviderSignInRefused
+from app.domain.errors import AuthError
 from app.web import provider_flow, provider_state, targets
 from app.web.errors import problem, problem_blueprint
 

@@ -30,13 +30,10 @@ from werkzeug.wrappers import Response
 from wtforms import ValidationError
 
 from app.domain.clock import now
-from app.domain.errors import (
-    AuthError,
-    BearerError,
-    InvalidRequestUri,
-    TooManyPushedRequests,
-)
+from app.domain.errors import AuthError
 from app.domain.oidc import authorization
+from app.domain.oidc.errors import InvalidRequestUri, TooManyPushedRequests
+from app.domain.tokens.errors import BearerError
 from app.oidc import server as oidc_server
 from app.oidc.clients import params_of
 from app.oidc.endpoints import goes_unasked

@@ -42,7 +42,7 @@ class Revocation(RevocationEndpoint):
     def authenticate_token(self, request: OAuth2Request, client: Client) -> Any:
         # RFC 7009 §2.2: a token that is not the client's is answered like an unknown one.
         try:
-            return super().authenticate_token(request, client)
+            return RevocationEndpoint.authenticate_token(self, request, client)
         except InvalidGrantError:
             return None
 

@@ -6,20 +6,14 @@ from uuid import UUID
 
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain.accounts import accounts, identities, plans, providers, recovery
+from app.domain.accounts.errors import InvalidCredentials, refusal_notice
 from app.domain.clients import sites
-from app.domain.errors import (
-    AuthError,
-    InvalidBody,
-    InvalidCredentials,
-    InvalidSecondFactor,
-    StepUpRequired,
-    refusal_notice,
-)
+from app.domain.errors import AuthError, InvalidBody
 from app.domain.factors import passkeys, second_factors, step_up
+from app.domain.factors.errors import InvalidSecondFactor, StepUpRequired
 from app.domain.sessions import sessions
 from app.pages.blueprint import bp
 from app.pages.forms import (
@@ -37,6 +31,7 @@ from app.pages.forms import (
     required_text,
 )
 from app.web import browser, provider_flow, ratelimits
+from app.web.browser import login_required
 from app.web.client import client_info
 from app.web.headers import with_own_script
 

@@ -11,7 +11,6 @@ from flask import flash, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
-from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain.audit import ClientInfo
@@ -31,6 +30,7 @@ from app.pages.forms import (
     required_text,
 )
 from app.web import browser, ratelimits
+from app.web.browser import login_required
 from app.web.client import client_info
 
 

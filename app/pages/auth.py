@@ -9,22 +9,21 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
+from app.domain import sign_in
 from app.domain.accounts import accounts, providers, recovery
-from app.domain.clients import sites
-from app.domain.clients.sites import Site
-from app.domain.errors import (
-    AuthError,
-    EmailNotConfirmed,
+from app.domain.accounts.errors import (
     EmailTaken,
-    InvalidBody,
     InvalidConfirmationToken,
     InvalidCredentials,
     InvalidResetToken,
-    RateLimited,
     refusal_notice,
 )
+from app.domain.clients import sites
+from app.domain.clients.sites import Site
+from app.domain.errors import AuthError, InvalidBody, RateLimited
 from app.domain.limits import throttle
 from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
+from app.domain.sessions.errors import EmailNotConfirmed
 from app.infra.settings import settings
 from app.pages import email_code
 from app.pages.blueprint import bp, duration, mail_captcha_refusal, refusal, too_many
@@ -177,9 +176,9 @@ def signup_submit() -> Page:
         field_errors(form, error)
         return _captcha_page("pages/signup.html", target, 422, widget, form=form)
     try:
-        user, outcome = accounts.register(required_text(form.email), required_text(form.password),
-                                          form.full_name.data or "", client_info(),
-                                          browser.here(target), language=locale.select())
+        user, outcome = sign_in.sign_up(required_text(form.email), required_text(form.password),
+                                        form.full_name.data or "", browser.here(target),
+                                        language=locale.select())
     except EmailTaken as error:
         add_error(form.email, f"{error.detail} Sign in instead, or reset your password.")
         return _captcha_page("pages/signup.html", target, 409, widget, form=form)

@@ -14,9 +14,10 @@ from flask_wtf import FlaskForm
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
+from app.domain.accounts.errors import InvalidResetToken
 from app.domain.accounts.providers import DISPLAY_NAMES
 from app.domain.device_names import describe
-from app.domain.errors import AuthError, InvalidResetToken, RateLimited
+from app.domain.errors import AuthError, RateLimited
 from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
 from app.domain.text import Words
 from app.web import captcha

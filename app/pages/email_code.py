@@ -20,7 +20,8 @@ from app.domain.accounts import email_codes, email_sign_in, providers
 from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidEmailCode
 from app.domain.clients import sites
 from app.domain.clients.sites import Site
-from app.domain.errors import EmailNotConfirmed, RateLimited
+from app.domain.errors import RateLimited
+from app.domain.sessions.errors import EmailNotConfirmed
 from app.pages.blueprint import bp, duration, mail_captcha_refusal, refusal, too_many
 from app.pages.forms import EmailCodeEntryForm, EmailCodeForm, MailedLinkForm, required_text
 from app.web import browser, captcha, pending_authorization, ratelimits, targets

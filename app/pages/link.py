@@ -9,13 +9,13 @@ from flask import render_template
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from app.domain.accounts import identities
-from app.domain.errors import InvalidCredentials, ProviderSignInRefused, RateLimited
+from app.domain import sign_in
+from app.domain.accounts.errors import InvalidCredentials, ProviderSignInRefused
+from app.domain.errors import RateLimited
 from app.domain.limits import throttle
 from app.pages.blueprint import bp, refusal, too_many
 from app.pages.forms import ActionForm, LinkPasswordForm, add_error, required_text
 from app.web import browser, provider_flow, provider_state, ratelimits
-from app.web.client import client_info
 
 
 def _render(form: LinkPasswordForm | None = None, status: int = 200) -> tuple[str, int]:
@@ -39,8 +39,8 @@ def link_account_with_password() -> Response | tuple[str, int] | tuple[str, int,
     if not form.validate_on_submit():
         return _render(form, 422)
     try:
-        outcome = identities.link_with_password(
-            pending.user_id, pending.profile, required_text(form.password), client_info(),
+        outcome = sign_in.link_with_password(
+            pending.user_id, pending.profile, required_text(form.password),
             throttle.browser_device(browser.device_cookie()),
             provider_flow.sign_in_for(pending.mode, pending.target))
     except InvalidCredentials as error:
@@ -62,9 +62,9 @@ def link_account_taking_over() -> Response | tuple[str, int]:
     if not ActionForm().validate_on_submit():
         return _render(status=400)
     try:
-        outcome = identities.link_taking_over(pending.user_id, pending.profile, client_info(),
-                                              provider_flow.sign_in_for(pending.mode,
-                                                                        pending.target))
+        outcome = sign_in.link_taking_over(pending.user_id, pending.profile,
+                                           provider_flow.sign_in_for(pending.mode,
+                                                                     pending.target))
     except ProviderSignInRefused as refused:
         provider_state.drop_link()
         return provider_flow.refuse(pending, refused)

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from flask import redirect, render_template, url_for
 from flask_babel import get_locale
-from flask_login import login_required
 from werkzeug.wrappers import Response
 
+from app.domain import sign_in
 from app.domain.accounts import passkey_signup
 from app.domain.accounts.email_code_errors import InvalidEmailCode
-from app.domain.errors import EmailTaken, InvalidBody, RateLimited
+from app.domain.accounts.errors import EmailTaken
+from app.domain.errors import InvalidBody, RateLimited
 from app.domain.factors import passkeys
 from app.domain.limits.captcha_errors import CaptchaProblem, CaptchaUnavailable
 from app.domain.sessions.destinations import ToBrowser
-from app.domain.sign_in import SignIn
+from app.domain.sign_in import HereSignIn
 from app.models import AuthSession
 from app.pages.blueprint import bp, refusal, too_many
 from app.pages.forms import (
@@ -29,6 +30,7 @@ from app.pages.forms import (
     required_text,
 )
 from app.web import browser, captcha, ratelimits
+from app.web.browser import login_required
 from app.web.client import client_info
 from app.web.headers import with_own_script
 
@@ -89,10 +91,10 @@ def passkey_signup_code() -> Page:
     if not form.validate_on_submit():
         return _code_page(form, 422)
     try:
-        _, outcome = passkey_signup.finish(
+        _, outcome = sign_in.sign_up_with_code(
             required_text(form.email), required_text(form.code), form.full_name.data or "",
-            client_info(), SignIn(ToBrowser(), client_info(), replacing=_current_session()),
-            str(get_locale()))
+            HereSignIn(destination=ToBrowser(), client=client_info(),
+                       replacing=_current_session()), str(get_locale()))
     except (InvalidEmailCode, InvalidBody) as error:
         add_error(form.code, error.detail)
         return _code_page(form, error.status)

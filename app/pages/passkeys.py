@@ -12,20 +12,19 @@ from uuid import UUID
 
 from flask import flash, jsonify, redirect, render_template, url_for
 from flask_babel import gettext as _
-from flask_login import login_required
 from werkzeug.wrappers import Response
 
-from app.domain.errors import (
-    AuthError,
-    EmailNotConfirmed,
+from app.domain import sign_in
+from app.domain.errors import AuthError, RateLimited
+from app.domain.factors import passkeys
+from app.domain.factors.errors import (
     InvalidMfaToken,
     InvalidPasskey,
     InvalidSecondFactor,
-    RateLimited,
     StepUpRequired,
 )
-from app.domain.factors import passkeys
 from app.domain.factors.second_factors import Purpose
+from app.domain.sessions.errors import EmailNotConfirmed
 from app.domain.text import N_
 from app.pages.account import _signed_in
 from app.pages.auth import login_page
@@ -40,6 +39,7 @@ from app.pages.second_factor import (
     second_step_page,
 )
 from app.web import browser, ratelimits, targets
+from app.web.browser import login_required
 from app.web.client import client_info
 
 Page = str | tuple[str, int] | tuple[str, int, dict[str, str]] | Response
@@ -120,8 +120,7 @@ def passkey_sign_in() -> Page:
     if not form.validate_on_submit():
         return _login_refused(target, InvalidPasskey())
     try:
-        outcome = passkeys.sign_in(required_text(form.credential), client_info(),
-                                   browser.here(target))
+        outcome = sign_in.with_passkey(required_text(form.credential), browser.here(target))
     except (InvalidPasskey, EmailNotConfirmed) as error:
         return _login_refused(target, error)
     return browser.answer(outcome, target)
@@ -154,7 +153,7 @@ def passkey_second_step() -> Page:
     if not form.validate_on_submit():
         return second_step_page(None, 422, _("That passkey could not sign you in. Try again."))
     try:
-        return complete_second_step(passkeys.second_step(required_text(form.credential)))
+        return complete_second_step(sign_in.PasskeyProof(required_text(form.credential)))
     except InvalidSecondFactor:
         return second_step_page(None, 401, _("That passkey could not sign you in. Try again, "
                                              "or enter a code."))

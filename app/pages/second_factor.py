@@ -12,24 +12,21 @@ import segno
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from flask_login import login_required
 from werkzeug.wrappers import Response
 
 from app.domain import sign_in
-from app.domain.errors import (
+from app.domain.accounts.errors import LastSignInMethod
+from app.domain.errors import AuthError, NotFound, RateLimited
+from app.domain.factors import enrolment, pending, second_factors
+from app.domain.factors.errors import (
     AlreadyEnrolled,
-    AuthError,
     FactorNeedsConfirmedEmail,
     FactorNeedsProvedPassword,
     InvalidMfaToken,
     InvalidSecondFactor,
-    LastSignInMethod,
     NotEnrolled,
-    NotFound,
-    RateLimited,
     StepUpRequired,
 )
-from app.domain.factors import enrolment, pending, second_factors
 from app.domain.factors.second_factors import Purpose
 from app.pages.account import _signed_in
 from app.pages.blueprint import bp, refusal, too_many
@@ -43,6 +40,7 @@ from app.pages.forms import (
     required_text,
 )
 from app.web import browser, ratelimits, targets
+from app.web.browser import login_required
 from app.web.client import client_info
 from app.web.headers import with_own_script
 
@@ -173,11 +171,11 @@ def held_second_step() -> str:
     return held
 
 
-def complete_second_step(proof: pending.Proof) -> Response:
+def complete_second_step(proof: sign_in.Proof) -> Response:
     """Complete this browser's pending sign-in with `proof`, and go where it goes."""
     signed_in = browser.current()
     opened = sign_in.complete_second_step(
-        held_second_step(), Purpose.HOSTED, client_info(), proof,
+        held_second_step(), client_info(), proof,
         replacing=signed_in.auth_session if signed_in else None)
     browser.drop_second_step()
     return browser.answer(opened, targets.from_request(required=False))
@@ -209,7 +207,7 @@ def second_step_submit() -> Page:
     if not form.validate_on_submit():
         return second_step_page(form, 422)
     try:
-        return complete_second_step(pending.code_proof(required_text(form.code)))
+        return complete_second_step(sign_in.CodeProof(required_text(form.code)))
     except InvalidSecondFactor:
         add_error(form.code, _("That code is not right, or was already used."))
         return second_step_page(form, 401)

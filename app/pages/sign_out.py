@@ -7,7 +7,7 @@ from flask import redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from app.domain.clients import sites
-from app.domain.errors import InvalidRedirectUri
+from app.domain.clients.errors import InvalidRedirectUri
 from app.domain.sessions import browser_sessions
 from app.pages.blueprint import bp
 from app.web import browser, targets

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from flask import request
 
-from app.domain.errors import InvalidToken, MissingToken
 from app.domain.sessions.sessions import Bearer, authenticate_bearer
+from app.domain.tokens.errors import InvalidToken, MissingToken
 
 
 def bearer_token() -> str:

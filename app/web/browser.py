@@ -7,6 +7,10 @@ strangers on it (domain/limits/throttle.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar, cast
+
+import flask_login
 from flask import after_this_request, current_app, redirect, request, session, url_for
 from flask_login import UserMixin, current_user, login_user, logout_user
 from werkzeug.wrappers import Response
@@ -19,12 +23,15 @@ from app.domain.limits import known_devices
 from app.domain.sessions import browser_sessions, destinations, handoff, sessions
 from app.domain.sessions.browser_sessions import BrowserSignIn
 from app.domain.sessions.destinations import ToBrowser, ToSite
-from app.domain.sign_in import SignIn
+from app.domain.sign_in import HereSignIn, SiteSignIn
 from app.extensions import login_manager
 from app.models import AuthSession, User
 from app.web import pending_authorization
 from app.web.client import client_info
 from app.web.targets import Target, send_back
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 DEVICE_COOKIE_DAYS = 400  # the longest a browser keeps a cookie (RFC 6265bis)
 
@@ -58,16 +65,24 @@ class BrowserUser(UserMixin):
         return self.auth_session.id
 
 
-@login_manager.unauthorized_handler
 def _to_login() -> Response:
     # No `next` parameter: after signing in, the account page is where this person goes.
     return redirect(url_for("pages.login_form"))
 
 
-@login_manager.user_loader
 def _load(session_id: str) -> BrowserUser | None:
     live = sessions.live_session(session_id)
     return BrowserUser(live) if live is not None else None
+
+
+# Flask-Login ships no types: its hooks are registered by call, and its decorator typed here.
+login_manager.unauthorized_handler(_to_login)
+login_manager.user_loader(_load)
+
+
+def login_required(view: Callable[P, R]) -> Callable[P, R]:
+    """Flask-Login's `login_required`: the login page for a browser not signed in."""
+    return cast("Callable[P, R]", flask_login.login_required(view))
 
 
 def current() -> BrowserUser | None:
@@ -75,21 +90,22 @@ def current() -> BrowserUser | None:
     return found if isinstance(found, BrowserUser) else None
 
 
-def here(target: Target | None) -> SignIn:
+def here(target: Target | None) -> HereSignIn:
     """A sign-in of this browser: the session it held ends, a new one opens, and the person
     goes back to the client site `target` names with a code, or else to the OpenID Connect
     authorization request waiting for it, or else to the account page (`answer`). An account
     with a second factor goes through the second step page first."""
     previous = current()
     kept = session.get(KEEP_KEY) is not False
-    return SignIn(ToBrowser(target.hand_to() if target else None, kept), client_info(),
-                  replacing=previous.auth_session if previous else None)
+    return HereSignIn(destination=ToBrowser(target.hand_to() if target else None, kept),
+                      client=client_info(),
+                      replacing=previous.auth_session if previous else None)
 
 
-def for_site(target: Target) -> SignIn:
+def for_site(target: Target) -> SiteSignIn:
     """A sign-in a client site started through its API: no session here, a code for the site
     (after the second step page, for an account with a second factor)."""
-    return SignIn(ToSite(target.hand_to()), client_info())
+    return SiteSignIn(destination=ToSite(target.hand_to()), client=client_info())
 
 
 def answer(outcome: sign_in.Outcome, target: Target | None) -> Response:

@@ -15,7 +15,7 @@ from flask import request
 
 from app.domain import addresses
 from app.domain.accounts import accounts
-from app.domain.errors import InvalidCredentials
+from app.domain.accounts.errors import InvalidCredentials
 from app.domain.limits import captcha, captcha_login
 from app.domain.limits.captcha_errors import CaptchaInvalid, CaptchaRequired
 from app.domain.text import N_

@@ -18,7 +18,8 @@ from redis import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.domain.errors import AuthError, BearerError, InsufficientScope
+from app.domain.errors import AuthError
+from app.domain.tokens.errors import BearerError, InsufficientScope
 from app.web import ratelimits
 
 log = logging.getLogger("svc_auth.web")

@@ -14,10 +14,11 @@ import time
 from flask import current_app, redirect, url_for
 from werkzeug.wrappers import Response
 
+from app.domain import sign_in
 from app.domain.accounts import identities, providers
+from app.domain.accounts.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
 from app.domain.accounts.providers import Profile
-from app.domain.errors import AccountNeedsProof, InvalidState, ProviderSignInRefused
-from app.domain.sign_in import SignIn
+from app.domain.sign_in import HereSignIn, SiteSignIn
 from app.infra.settings import settings
 from app.web import browser, locale, provider_state
 from app.web.client import client_info
@@ -41,7 +42,7 @@ def callback_url(provider: str) -> str:
     return f"{settings().public_url}/api/v2/auth/{provider}/callback"
 
 
-def sign_in_for(mode: Mode, target: Target | None) -> SignIn:
+def sign_in_for(mode: Mode, target: Target | None) -> HereSignIn | SiteSignIn:
     """Where a provider sign-in of `mode` goes: a code for the client site, or this browser
     signed in."""
     if mode == "api":
@@ -55,9 +56,8 @@ def finish(pending: ProviderRound, profile: Profile) -> Response:
     if pending.mode == "link":
         return _link_to_signed_in(pending, profile)
     try:
-        outcome = identities.authenticate(profile, client_info(),
-                                          sign_in_for(pending.mode, pending.target),
-                                          language=locale.select())
+        outcome = sign_in.with_provider(profile, sign_in_for(pending.mode, pending.target),
+                                        language=locale.select())
     except AccountNeedsProof as needed:  # the hosted pages ask for the password first
         provider_state.save_link(pending, profile, needed.user_id)
         return redirect(url_for("pages.link_account_form"))

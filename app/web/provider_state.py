@@ -14,8 +14,8 @@ from typing import Literal
 
 from flask import session
 
+from app.domain.accounts.errors import InvalidState
 from app.domain.accounts.providers import Profile
-from app.domain.errors import InvalidState
 from app.web.targets import Target
 
 _KEY = "svc_oauth"

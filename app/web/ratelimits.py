@@ -19,8 +19,8 @@ from redis import RedisError
 
 from app.domain.addresses import key as email_key
 from app.domain.clients import service_clients
+from app.domain.device_names import network_key
 from app.domain.errors import AuthError
-from app.domain.limits.throttle import network_key
 from app.extensions import limiter
 from app.infra.settings import KEY, names
 from app.web.bearer import bearer_token, current_bearer

@@ -13,8 +13,9 @@ from flask import g, redirect, request
 from werkzeug.wrappers import Response
 
 from app.domain.clients import sites
-from app.domain.errors import InvalidRedirectUri, InvalidRequest
+from app.domain.clients.errors import InvalidRedirectUri
 from app.domain.sessions import handoff
+from app.domain.sessions.errors import InvalidRequest
 
 _CLIENT_STATE = re.compile(r"^[\x21-\x7e]{1,512}$")  # printable ASCII, no spaces
 

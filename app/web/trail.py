@@ -16,7 +16,7 @@ from flask import g, request
 from sqlalchemy.exc import OperationalError, PendingRollbackError
 
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import ClientInfo, ViewEvent
 from app.extensions import db
 
 
@@ -33,7 +33,7 @@ def accounts_read() -> list[str | None]:
     return [(request.view_args or {}).get("user_id")]
 
 
-def trace(event: str, by: ClientInfo, user_ids: Sequence[str | None], *, read: bool) -> bool:
+def trace(event: ViewEvent, by: ClientInfo, user_ids: Sequence[str | None], *, read: bool) -> bool:
     """Write the event (one row per account; a read marked as such); False, with the event in
     the log, if the database did not take it."""
     try:
@@ -49,7 +49,7 @@ def trace(event: str, by: ClientInfo, user_ids: Sequence[str | None], *, read: b
     return True
 
 
-def _write(event: str, by: ClientInfo, user_ids: Sequence[str | None], read: bool) -> None:
+def _write(event: ViewEvent, by: ClientInfo, user_ids: Sequence[str | None], read: bool) -> None:
     if read:
         audit.record_reads(event, by, user_ids)
     else:

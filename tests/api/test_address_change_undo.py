@@ -10,15 +10,14 @@ from datetime import timedelta
 import pytest
 
 from app.domain.accounts import identities
+from app.domain.accounts.errors import AccountExists
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import AccountExists
 from app.domain.lifecycle import address_change
 from app.extensions import db
 from app.infra.lanes import Job
 from app.models import User
 from tests.support import admin
-from tests.support.oauth import just_the_account
 from tests.support.pages import submit
 
 OWNER, MOVER, MOVER_AGAIN = "ada@example.com", "thief@evil.example", "thief2@evil.example"
@@ -158,8 +157,7 @@ def test_a_hosted_sign_up_cannot_take_a_held_address(app, user, moved):
 
 def test_a_provider_cannot_make_an_account_at_a_held_address(app, user, moved):
     with app.app_context(), pytest.raises(AccountExists):
-        identities.authenticate(Profile("github", "4242", OWNER, True, "Ada"), ClientInfo(),
-                                just_the_account)
+        identities.account_for(Profile("github", "4242", OWNER, True, "Ada"), ClientInfo())
     with app.app_context():
         assert db.session.query(User).count() == 1
     _undo_still_restores(app, user, moved)

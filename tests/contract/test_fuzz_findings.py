@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 import pytest
 from flask import Flask
 
-from app.domain.errors import InvalidToken
 from app.domain.services import services
+from app.domain.tokens.errors import InvalidToken
 from app.web.converters import RESERVED
 from tests.support.contract import SITE_REDIRECT_URI
 

@@ -33,8 +33,8 @@ from pydantic import BaseModel, ValidationError
 from werkzeug.test import TestResponse
 
 from app.api import schemas
-from app.domain.errors import InvalidToken, TokenExpired
 from app.domain.services import services
+from app.domain.tokens.errors import InvalidToken, TokenExpired
 from app.web.converters import RESERVED
 from tests.support.apps import dispose_app
 from tests.support.contract import IN_CI, SITE_REDIRECT_URI, build_contract_app

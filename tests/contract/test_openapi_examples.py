@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from app.api import documents as out
 from app.api.openapi import OPERATIONS
-from app.domain import errors
+from app.domain.errors import AuthError
 from app.web.errors import _HTTP_CODES
 from tests.support import admin
 from tests.support.accounts import PASSWORD
@@ -23,7 +23,7 @@ OAUTH_ERRORS = {"invalid_request", "invalid_client", "invalid_grant", "unauthori
                 "invalid_token", "insufficient_scope", "temporarily_unavailable"}
 
 
-def _codes(kind: type[errors.AuthError]) -> set[str]:
+def _codes(kind: type[AuthError]) -> set[str]:
     return {kind.code}.union(*(_codes(sub) for sub in kind.__subclasses__()))
 
 
@@ -53,7 +53,7 @@ def _examples(document: dict[str, Any], operation_id: str, status: int,
 
 def test_every_documented_error_has_an_example_of_its_schema(client):
     document = _document(client)
-    known = _codes(errors.AuthError) | set(_HTTP_CODES.values())
+    known = _codes(AuthError) | set(_HTTP_CODES.values())
     checked = 0
     for operation_id, status, media, spec in _errors(document):
         examples = spec.get("examples")

@@ -21,7 +21,7 @@ from typing import Any
 import jwt
 import pytest
 
-from app.domain.errors import InvalidToken
+from app.domain.tokens.errors import InvalidToken
 from app.domain.tokens.tokens import AccessTokens
 from app.extensions import db
 from app.infra import low_s

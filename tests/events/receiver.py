@@ -50,7 +50,7 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         serving_thread(self.server, "webhook-receiver").start()
 
-    def wait_for(self, done: Callable[[list[Received]], bool], seconds: float = 10.0
+    def wait_for(self, done: Callable[[list[Received]], bool], seconds: float = 60.0
                  ) -> list[Received]:
         """The requests received once `done(requests)` holds; AssertionError after `seconds`."""
         deadline = time.monotonic() + seconds

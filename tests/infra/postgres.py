@@ -55,7 +55,7 @@ PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"
 SUPERUSER = "postgres"
 SERVICE_USER = "postgres"  # created by Debian's postgresql package
 FALLBACK_SERVICE_USER = "svc-test"
-START_TIMEOUT = 30.0
+START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
 INITDB_TIMEOUT = 120.0
 
@@ -272,7 +272,7 @@ def _wait_ready(server: PostgresServer, deadline: float) -> str | None:
 
 def start_postgres(base_dir: Path | str, port: int | None = None) -> PostgresServer:
     """initdb into `base_dir/postgres/data` and start a server on 127.0.0.1:`port` (free port if
-    None). Output goes to `base_dir/postgres.log`. Waits up to 30 s for it to accept connections;
+    None). Output goes to `base_dir/postgres.log`. Waits up to 60 s for it to accept connections;
     raises InfraError with the log otherwise. Stop it with `.stop()`."""
     base = Path(base_dir).resolve()
     bindir = find_pg_bindir()

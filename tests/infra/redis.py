@@ -37,7 +37,7 @@ from tests.infra import (
     stop_process,
 )
 
-START_TIMEOUT = 10.0
+START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 
 

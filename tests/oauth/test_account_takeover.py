@@ -15,7 +15,6 @@ from tests.support.http import bearer
 from tests.support.oauth import (
     OUR_CALLBACK,
     exchange,
-    just_the_account,
     landing,
     provider_settings,
     sign_in,
@@ -94,9 +93,9 @@ def test_the_rule_holds_where_the_identity_is_written(app, make_user):
     """Not only the button: the domain refuses a link to an unconfirmed account, whatever
     started it (a link begun in another tab before, a future caller)."""
     from app.domain.accounts import identities
+    from app.domain.accounts.errors import AccountEmailNotVerified
     from app.domain.accounts.providers import Profile
     from app.domain.audit import ClientInfo
-    from app.domain.errors import AccountEmailNotVerified
 
     mallory = make_user(VICTIM, email_verified=False)
     with app.app_context(), pytest.raises(AccountEmailNotVerified):
@@ -263,8 +262,7 @@ def test_linking_and_unlinking_mail_the_owner(app, client, make_user, mailbox, l
         from app.domain.accounts.providers import Profile
         from app.domain.audit import ClientInfo
 
-        identities.authenticate(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo(),
-                                just_the_account)
+        identities.account_for(Profile("google", "g-7", VICTIM, True, "V"), ClientInfo())
     subjects = [m["Subject"] for m in mailbox.to(VICTIM)]
     assert "Google was linked to your account" in subjects
     auth = bearer(login(owner)["access_token"])

@@ -8,13 +8,12 @@ from __future__ import annotations
 import pytest
 
 from app.domain.accounts import identities
+from app.domain.accounts.errors import AccountNeedsProof
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import AccountNeedsProof
 from app.extensions import db
 from app.models import Identity, User
 from tests.support.accounts import OWNED
-from tests.support.oauth import just_the_account
 from tests.support.pages import submit
 
 STRANGER = "stranger@example.com"
@@ -44,8 +43,8 @@ def test_a_change_clears_the_mark_and_a_provider_then_needs_the_password(app, cl
         assert moved.email == STRANGER and moved.password_proved_at is None
         assert not moved.password_is_the_holders
         with pytest.raises(AccountNeedsProof):
-            identities.authenticate(Profile("github", "4242", STRANGER, True, "Stranger"),
-                                    ClientInfo(), just_the_account)
+            identities.account_for(Profile("github", "4242", STRANGER, True, "Stranger"),
+                                    ClientInfo())
         db.session.rollback()
         assert db.session.query(Identity).count() == 0
 

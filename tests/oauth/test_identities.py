@@ -6,14 +6,17 @@ import pytest
 from sqlalchemy import select
 
 from app.domain.accounts import identities
+from app.domain.accounts.errors import (
+    AccountExists,
+    ProviderEmailNotVerified,
+    ProviderSignInRefused,
+)
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import AccountExists, ProviderEmailNotVerified, ProviderSignInRefused
 from app.extensions import db
 from app.models import Identity, User
 from tests.support.accounts import OWNED
 from tests.support.http import bearer
-from tests.support.oauth import just_the_account
 
 CLIENT = ClientInfo()
 # An address proved before the password was last set (say, by a reset): links automatically.
@@ -26,7 +29,7 @@ def profile(subject="g-1", email="ada@example.com", verified=True, provider="goo
 
 def sign_in(app, found_profile):
     with app.app_context():
-        user = identities.authenticate(found_profile, CLIENT, just_the_account)
+        user = identities.account_for(found_profile, CLIENT)
         db.session.commit()
         return user.id
 
@@ -63,7 +66,7 @@ def test_an_unverified_local_account_is_never_merged(app, make_user):
     sign-in must not hand the attacker's account to the victim, nor the victim's to them."""
     make_user("ada@example.com", email_verified=False)
     with app.app_context(), pytest.raises(AccountExists):
-        identities.authenticate(profile(), CLIENT, just_the_account)
+        identities.account_for(profile(), CLIENT)
     with app.app_context():
         assert db.session.scalars(select(Identity)).all() == []
 
@@ -71,21 +74,20 @@ def test_an_unverified_local_account_is_never_merged(app, make_user):
 def test_an_unverified_provider_email_gets_no_access_to_a_matching_account(app, make_user):
     make_user("ada@example.com", email_verified=True)
     with app.app_context(), pytest.raises(ProviderEmailNotVerified):
-        identities.authenticate(profile(verified=False), CLIENT, just_the_account)
+        identities.account_for(profile(verified=False), CLIENT)
 
 
 def test_an_unverified_provider_email_creates_no_account(app):
     with app.app_context(), pytest.raises(ProviderEmailNotVerified):
-        identities.authenticate(profile(email="new@example.com", verified=False), CLIENT,
-                                just_the_account)
+        identities.account_for(profile(email="new@example.com", verified=False), CLIENT)
     with app.app_context(), pytest.raises(ProviderEmailNotVerified):
-        identities.authenticate(profile(email=None), CLIENT, just_the_account)
+        identities.account_for(profile(email=None), CLIENT)
 
 
 def test_a_disabled_account_is_refused(app, make_user):
     make_user("ada@example.com", email_verified=True, disabled_at=datetime.now(UTC))
     with app.app_context(), pytest.raises(ProviderSignInRefused):
-        identities.authenticate(profile(), CLIENT, just_the_account)
+        identities.account_for(profile(), CLIENT)
 
 
 def test_verify_lists_linked_providers_and_unlink_keeps_a_way_in(app, client, make_user, login):

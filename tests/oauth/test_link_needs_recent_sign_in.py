@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import select
 
 from app.domain.accounts import identities
+from app.domain.accounts.errors import LinkNeedsRecentSignIn
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import LinkNeedsRecentSignIn
 from app.extensions import db
 from app.models import AuthSession, Identity, User
 from tests.providers import fixtures

@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db.transactions import writes
-from app.domain.errors import InvalidRequestUri, TooManyPushedRequests
 from app.domain.oidc import pushed_requests
+from app.domain.oidc.errors import InvalidRequestUri, TooManyPushedRequests
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import HandoffCode, PushedRequest

@@ -44,7 +44,7 @@ OIDC_DIR = Path(__file__).resolve().parent / "oidc"
 OIDC_CLIENT_ID = "svc-test-client"
 OIDC_CLIENT_SECRET = "svc-test-secret"
 OIDC_REDIRECT_URIS = ["http://127.0.0.1:5000/api/v2/auth/google/callback"]
-OIDC_START_TIMEOUT = 30.0  # seconds for `node server.js` to print "ready"
+OIDC_START_TIMEOUT = 60.0  # seconds for `node server.js` to print "ready"
 
 GITHUB_CLIENT_ID = "svc-test-github-client"
 GITHUB_CLIENT_SECRET = "svc-test-github-secret"

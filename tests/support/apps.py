@@ -4,6 +4,7 @@ client that reads every answer to its end."""
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -114,6 +115,9 @@ def dispose_app(app: Flask) -> None:
 # How long a test waits for the outbox to finish: a deadline, not a pause (drain returns as soon
 # as nothing is pending), long enough for a machine loaded many times over its cores.
 OUTBOX_DEADLINE_SECONDS = 60.0
+# aiosmtpd's Controller waits for its server thread 1 s unless told: the tests' SMTP servers get
+# the same deadline (it returns as soon as the thread is up).
+os.environ.setdefault("AIOSMTPD_CONTROLLER_TIMEOUT", str(OUTBOX_DEADLINE_SECONDS))
 
 
 class Mailbox:

@@ -63,7 +63,7 @@ GENEROUS_LIMITS = {
 }
 
 DEFAULT_TIMEOUT_MS = 10_000
-MAIL_TIMEOUT = 10.0  # seconds: the outbox sends in the background
+MAIL_TIMEOUT = 60.0  # seconds: the outbox sends in the background, on a loaded machine too
 HTTP_TIMEOUT = 10.0
 
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from tests.infra.postgres import PostgresServer
 
 NEW_PASSWORD = "a quite different passphrase"
-STARTUP_TIMEOUT = 30.0
+STARTUP_TIMEOUT = 60.0
 
 
 def es256_pem() -> str:

@@ -118,7 +118,7 @@ class Nginx:
 
 
 def start_nginx(workdir: Path, upstreams: list[list[str]], *, path: str = "/health",
-                worker_processes: int | str = 1, timeout: float = 10.0) -> Nginx:
+                worker_processes: int | str = 1, timeout: float = 60.0) -> Nginx:
     """nginx with one site per list of upstream addresses, each on a free port of 127.0.0.1;
     once GET `path` answers on every site (any status: the upstream decides)."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -131,10 +131,13 @@ def start_nginx(workdir: Path, upstreams: list[list[str]], *, path: str = "/heal
     nginx = Nginx(process, workdir, sites)
     deadline = time.monotonic() + timeout
     while not all(status_of(site.base_url + path, 1.0) is not None for site in sites):
-        if process.poll() is not None or time.monotonic() > deadline:
+        code = process.poll()
+        if code is not None or time.monotonic() > deadline:
             nginx.stop()
+            why = (f"exited with code {code}" if code is not None
+                   else f"did not answer GET {path} on every site within {timeout:.0f} s")
             log = workdir / "error.log"
-            raise NginxError(f"nginx did not start ({process.poll()}):\n"
-                             f"{log.read_text() if log.exists() else ''}")
+            tail = log.read_text(errors="replace")[-4000:] if log.exists() else "(no error log)"
+            raise NginxError(f"nginx {why}; its error log {log}:\n{tail}")
         time.sleep(0.1)
     return nginx

@@ -3,7 +3,6 @@ Google is oidc-provider (Node) on 127.0.0.1, GitHub a local server of the tests.
 
 import base64
 import hashlib
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.providers import fixtures
@@ -50,12 +49,3 @@ def exchange(client, code, provider, verifier=VERIFIER):
     return client.post("/api/v2/auth/exchange-code",
                        json={"code": code, "provider": provider, "code_verifier": verifier})
 
-
-class _JustTheAccount:
-    """A sign-in (domain/sign_in.py) that opens nothing: the test looks at the account."""
-
-    def finish(self, user: Any, _provider: str, _second_factor: Any = None) -> Any:
-        return user
-
-
-just_the_account = _JustTheAccount()

@@ -27,7 +27,7 @@ from tests.support.http import status_of
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN_CONF = ROOT / "gunicorn.conf.py"  # as it ships
 HOST = "127.0.0.1"
-STARTUP_TIMEOUT = 25.0
+STARTUP_TIMEOUT = 60.0  # a deadline on a condition: long enough for a loaded machine
 
 # Every request the tests send can carry an `X-E2E-Id` header; the access log records it with the
 # id of the worker process that answered, so a test can tell which worker served what.
@@ -103,7 +103,7 @@ class Gunicorn:
                 continue
         return sorted(set(children))
 
-    def traced_pids(self, traces: list[str], timeout: float = 5.0) -> dict[str, int]:
+    def traced_pids(self, traces: list[str], timeout: float = 30.0) -> dict[str, int]:
         """The worker that answered each traced request (with ACCESS_LOG_FORMAT). A worker writes
         its access-log line just after sending the response, so wait for lines not written yet."""
         deadline = time.monotonic() + timeout

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TypeVar
 
 from sqlalchemy import delete, select, update
 
@@ -12,23 +11,22 @@ from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import addresses, audit, events, text
 from app.domain.accounts import breached, mailed_links, plans, providers
+from app.domain.accounts.errors import EmailTaken, InvalidCredentials
 from app.domain.accounts.passwords import check_policy
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
-from app.domain.errors import EmailTaken, InvalidBody, InvalidCredentials, StepUpRequired
+from app.domain.errors import InvalidBody
 from app.domain.events import EventType
 from app.domain.factors import second_factors, step_up
+from app.domain.factors.errors import StepUpRequired
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.services import services
 from app.domain.sessions import sessions
-from app.domain.sessions.destinations import Finishing
 from app.domain.text import N_
 from app.extensions import db
 from app.infra.settings import settings
 from app.models import AuthSession, MailJob, OneTimeToken, User
-
-T = TypeVar("T")
 
 
 def find_by_email(untrusted_email: str) -> User | None:
@@ -76,11 +74,11 @@ def create_user(untrusted_email: str, password: str | None, full_name: str = "",
     the default plan; EmailTaken when the address has an account. `language`: the one the
     person signed up in (the web layer's choice), which its mails use from the first on."""
     plan = plans.default() if plan is None else plans.check(plan)
-    email, password_hash = _prepare(untrusted_email, password)
+    email, password_hash = prepare(untrusted_email, password)
     return _insert_user(email, password_hash, full_name, plan, language)
 
 
-def _prepare(untrusted_email: str, password: str | None) -> tuple[str, str | None]:
+def prepare(untrusted_email: str, password: str | None) -> tuple[str, str | None]:
     """The canonical address and the password's hash, checked against the policy.
 
     The password is hashed before the write transaction begins: on SQLite that transaction
@@ -111,24 +109,17 @@ def _insert_user(email: str, password_hash: str | None, full_name: str, plan: st
     return user
 
 
-def register(untrusted_email: str, password: str, full_name: str, client: ClientInfo,
-             sign_in: Finishing[T], *, language: str | None = None) -> tuple[User, T | None]:
-    """Register an account: the account (in `language`, as create_user), the promise of its
-    confirmation mail (the mail job makes the link when it runs: accounts/recovery.py) and,
-    unless the address must be confirmed first, its sign-in finished, in one unit of work."""
-    email, password_hash = _prepare(untrusted_email, password)
-    return _register(email, password_hash, full_name, client, sign_in, language)
-
-
 @writes
-def _register(email: str, password_hash: str | None, full_name: str, client: ClientInfo,
-              sign_in: Finishing[T], language: str | None) -> tuple[User, T | None]:
+def register(email: str, password_hash: str | None, full_name: str, client: ClientInfo, *,
+             language: str | None = None) -> User:
+    """Register an account (`prepare` made its address and hash): the account (in `language`,
+    as create_user) and the promise of its confirmation mail (the mail job makes the link when
+    it runs: accounts/recovery.py). domain/sign_in.py opens its sign-in in the same unit of
+    work."""
     user = _insert_user(email, password_hash, full_name, plans.default(), language)
-    audit.record("signed_up", client, user_id=user.id)
+    audit.record(AuditName.SIGNED_UP, client, user_id=user.id)
     schedule(MailJob.CONFIRM_EMAIL, {"user_id": user.id, "client": asdict(client)})
-    if not sessions.may_open_session(user):
-        return user, None
-    return user, sign_in.finish(user, "password")
+    return user
 
 
 def authenticate(untrusted_email: str, password: str, client: ClientInfo,
@@ -157,7 +148,7 @@ def authenticate(untrusted_email: str, password: str, client: ClientInfo,
 @writes
 def record_failed_login(user: User | None, client: ClientInfo) -> None:
     """Audit a wrong password (the limits counted it before it was hashed)."""
-    audit.record("login_failed", client, user_id=user.id if user else None)
+    audit.record(AuditName.LOGIN_FAILED, client, user_id=user.id if user else None)
 
 
 @writes
@@ -209,7 +200,7 @@ def _apply_password_change(user: User, password_hash: str, client: ClientInfo,
     keep_session = session.id
     set_password(user, password_hash)
     sessions.revoke_all(user.id, "password_changed", except_session=keep_session)
-    audit.record("password_changed", client, user_id=user.id, session_id=keep_session)
+    audit.record(AuditName.PASSWORD_CHANGED, client, user_id=user.id, session_id=keep_session)
     schedule(MailJob.PASSWORD_CHANGED, {"to": user.email})
 
 
@@ -238,7 +229,7 @@ def rename(user: User, untrusted_name: str, by: ClientInfo) -> dict[str, str]:
     if name == user.full_name:
         return {}
     was, user.full_name = user.full_name, name
-    audit.record("profile_changed", by, user_id=user.id,
+    audit.record(AuditName.PROFILE_CHANGED, by, user_id=user.id,
                  changes=audit.changed(full_name=(was, name)))
     return {"full_name": name}
 

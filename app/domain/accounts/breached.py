@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 
-from app.domain.errors import WeakPassword
+from app.domain.accounts.errors import WeakPassword
 from app.domain.text import N_
 from app.infra import password_ranges
 from app.infra.settings import settings

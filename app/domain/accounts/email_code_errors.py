@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app.domain.errors import AuthError, InvalidCode
+from app.domain.errors import AuthError
+from app.domain.sessions.errors import InvalidCode
 from app.domain.text import N_
 
 

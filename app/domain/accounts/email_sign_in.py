@@ -13,7 +13,7 @@ from app.db.transactions import writes
 from app.domain import addresses, audit, events
 from app.domain.accounts import accounts, email_codes, emails
 from app.domain.accounts.email_code_errors import EmailCodeOff, InvalidEmailCode
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clients.sites import Site
 from app.domain.events import EventType
 from app.domain.mail.outbox import Job, keep_token, kept_token, schedule
@@ -64,7 +64,7 @@ def code_mail(job: Job) -> Message | None:
 def _issue(job: Job, user: User) -> str:
     issued = email_codes.issue(user.email, PURPOSE, bound_to=job.payload.get("browser"))
     keep_token(job, issued.link)
-    audit.record("email_code_sent", ClientInfo(**job.payload["client"]), user_id=user.id)
+    audit.record(AuditName.EMAIL_CODE_SENT, ClientInfo(**job.payload["client"]), user_id=user.id)
     return issued.link
 
 
@@ -100,7 +100,7 @@ def _proved(email_key: str, client: ClientInfo) -> User:
 
 @writes
 def _failed(user: User | None, client: ClientInfo) -> None:
-    audit.record("email_code_failed", client, user_id=user.id if user else None)
+    audit.record(AuditName.EMAIL_CODE_FAILED, client, user_id=user.id if user else None)
 
 
 def look(link: str, browser: str | None) -> email_codes.Looked | None:

@@ -5,7 +5,6 @@ Why: docs/architecture/design-notes.md, "Provider identities and linking"."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TypeVar
 
 from sqlalchemy import delete, select
 
@@ -13,10 +12,7 @@ from app.db.rows import add_unless_taken
 from app.db.transactions import kept, writes
 from app.domain import addresses, audit
 from app.domain.accounts import accounts
-from app.domain.accounts.providers import Profile
-from app.domain.audit import ClientInfo
-from app.domain.clock import now
-from app.domain.errors import (
+from app.domain.accounts.errors import (
     AccountEmailNotVerified,
     AccountExists,
     AccountNeedsProof,
@@ -25,33 +21,28 @@ from app.domain.errors import (
     InvalidCredentials,
     LastSignInMethod,
     LinkNeedsRecentSignIn,
-    NotFound,
     ProviderEmailNotVerified,
     ProviderSignInRefused,
     TakeOverNeedsSecondFactor,
 )
+from app.domain.accounts.providers import Profile
+from app.domain.audit import AuditName, ClientInfo
+from app.domain.clock import now
+from app.domain.errors import NotFound
 from app.domain.factors import second_factors, step_up
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.services import services
 from app.domain.sessions import sessions
-from app.domain.sessions.destinations import Finishing
 from app.extensions import db
 from app.models import AuthSession, Identity, MailJob, User
 
-T = TypeVar("T")
-
 
 @writes
-def authenticate(profile: Profile, client: ClientInfo, sign_in: Finishing[T], *,
-                 language: str | None = None) -> T:
-    """Sign in with a provider's identity: the account it belongs to, registered (in
-    `language`) or linked here if allowed, and its sign-in finished, in one unit of work.
-    AccountNeedsProof when the matching account must first be proved or taken over."""
-    return sign_in.finish(_account_for(profile, client, language), profile.provider)
-
-
-def _account_for(profile: Profile, client: ClientInfo, language: str | None) -> User:
+def account_for(profile: Profile, client: ClientInfo, language: str | None = None) -> User:
+    """The account a provider's identity signs in to, registered (in `language`) or linked
+    here if allowed (domain/sign_in.py finishes the sign-in). AccountNeedsProof when the
+    matching account must first be proved or taken over."""
     identity = _find(profile)
     if identity is not None:
         user = db.session.get(User, identity.user_id)
@@ -68,12 +59,12 @@ def _account_for(profile: Profile, client: ClientInfo, language: str | None) -> 
         except EmailTaken:  # held for an undo link (lifecycle/address_change.py), or a race
             raise AccountExists() from None
         accounts.prove_address(user)
-        audit.record("signed_up", client, user_id=user.id)
+        audit.record(AuditName.SIGNED_UP, client, user_id=user.id)
         _link(user, profile, client)
         return user
     _refuse_if_disabled(user, client)
     if not links_automatically(user):
-        audit.record("provider_link_needs_proof", client, user_id=user.id)
+        audit.record(AuditName.PROVIDER_LINK_NEEDS_PROOF, client, user_id=user.id)
         raise kept(AccountNeedsProof(user.id))
     if not user.email_verified:
         accounts.prove_address(user)  # the provider verified it, and it is the account's
@@ -88,9 +79,9 @@ def links_automatically(user: User) -> bool:
     return user.password_is_the_holders
 
 
-def link_with_password(user_id: str, profile: Profile, password: str, client: ClientInfo,
-                       device: throttle.Device, sign_in: Finishing[T]) -> T:
-    """Finish an AccountNeedsProof by proving the account's password, then the sign-in:
+def check_password(user_id: str, profile: Profile, password: str, client: ClientInfo,
+                   device: throttle.Device) -> None:
+    """Prove the account an AccountNeedsProof named by its password, before `link_proved`:
     InvalidCredentials if it is wrong. A guess like any sign-in: the same
     limits and counters (RateLimited)."""
     user = _account_to_prove(user_id, profile)
@@ -99,19 +90,17 @@ def link_with_password(user_id: str, profile: Profile, password: str, client: Cl
         accounts.record_failed_login(user, client)
         raise InvalidCredentials("The password is not right.")
     throttle.login_succeeded(attempt)
-    return _link_proved(user.id, profile, client, sign_in, take_over=False)
 
 
-def link_taking_over(user_id: str, profile: Profile, client: ClientInfo,
-                     sign_in: Finishing[T]) -> T:
-    """Finish an AccountNeedsProof without the password: the provider proved the address, which
-    is as much as a reset link proves, so it does what a reset does: the password is removed,
-    every session ends and every other provider is unlinked. TakeOverNeedsSecondFactor when
-    the account has a second factor: the provider alone does not prove that."""
+def check_take_over(user_id: str, profile: Profile) -> None:
+    """Whether an AccountNeedsProof may be finished without the password (`link_proved`):
+    the provider proved the address, which is as much as a reset link proves, so it does what
+    a reset does: the password is removed, every session ends and every other provider is
+    unlinked. TakeOverNeedsSecondFactor when the account has a second factor: the provider
+    alone does not prove that."""
     user = _account_to_prove(user_id, profile)
     if second_factors.has_second_factor(user):
         raise TakeOverNeedsSecondFactor()
-    return _link_proved(user_id, profile, client, sign_in, take_over=True)
 
 
 def _account_to_prove(user_id: str, profile: Profile) -> User:
@@ -124,8 +113,9 @@ def _account_to_prove(user_id: str, profile: Profile) -> User:
 
 
 @writes
-def _link_proved(user_id: str, profile: Profile, client: ClientInfo, sign_in: Finishing[T], *,
-                 take_over: bool) -> T:
+def link_proved(user_id: str, profile: Profile, client: ClientInfo, *, take_over: bool) -> User:
+    """Link the provider to the account an AccountNeedsProof named, once proved (by
+    `check_password`, or taking it over: `check_take_over`)."""
     user = db.session.get(User, user_id)
     assert user is not None
     identity = _find(profile)
@@ -136,13 +126,13 @@ def _link_proved(user_id: str, profile: Profile, client: ClientInfo, sign_in: Fi
         unlink_all(user.id, client)
         identity = None
         sessions.revoke_all(user.id, "provider_took_over")
-        audit.record("provider_took_over", client, user_id=user.id)
+        audit.record(AuditName.PROVIDER_TOOK_OVER, client, user_id=user.id)
     # The provider proved the address; whoever proved the password too holds both.
     accounts.prove_address(user, by_password_holder=not take_over)
     if identity is None:
         _link(user, profile, client)
     _tell_owner(MailJob.PROVIDER_LINKED, user, profile.provider, took_over=take_over)
-    return sign_in.finish(user, profile.provider)
+    return user
 
 
 def _find(profile: Profile) -> Identity | None:
@@ -152,7 +142,7 @@ def _find(profile: Profile) -> Identity | None:
 
 def _refuse_if_disabled(user: User, client: ClientInfo) -> None:
     if user.disabled_at is not None:
-        audit.record("login_failed", client, user_id=user.id)
+        audit.record(AuditName.LOGIN_FAILED, client, user_id=user.id)
         raise kept(ProviderSignInRefused())
 
 
@@ -161,7 +151,7 @@ def _link(user: User, profile: Profile, client: ClientInfo) -> None:
                         email=profile.email, created_at=now())
     if not add_unless_taken(identity):  # the same identity, linked by a concurrent callback
         raise ProviderSignInRefused()
-    audit.record(f"provider_linked_{profile.provider}", client, user_id=user.id)
+    audit.record(AuditName.provider_linked(profile.provider), client, user_id=user.id)
 
 
 def _tell_owner(kind: str, user: User, provider: str, **fields: bool) -> None:
@@ -215,7 +205,7 @@ def unlink(user_id: str, provider: str, client: ClientInfo) -> None:
             and not second_factors.has_passkey(user):  # a passkey-first account's passkey
         raise LastSignInMethod()
     db.session.delete(identity)
-    audit.record(f"provider_unlinked_{provider}", client, user_id=user.id)
+    audit.record(AuditName.provider_unlinked(provider), client, user_id=user.id)
     _tell_owner(MailJob.PROVIDER_UNLINKED, user, provider)
 
 
@@ -229,5 +219,5 @@ def unlink_all(user_id: str, client: ClientInfo, since: datetime | None = None) 
     unlinked = sorted(db.session.scalars(select(Identity.provider).where(*which)).all())
     db.session.execute(delete(Identity).where(*which))
     for provider in unlinked:
-        audit.record(f"provider_unlinked_{provider}", client, user_id=user_id)
+        audit.record(AuditName.provider_unlinked(provider), client, user_id=user_id)
     return unlinked

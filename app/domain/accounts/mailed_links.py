@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select
 from app.db.rows import claim_once
 from app.db.transactions import writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
 from app.domain.mail.outbox import Job, keep_token, kept_token
 from app.domain.tokens import tokens
@@ -62,7 +62,7 @@ def issue(user: User, purpose: str, ttl: timedelta, to: str, client: ClientInfo,
     db.session.add(OneTimeToken(token_hash=tokens.hash_secret(raw), user_id=user.id,
                                 purpose=purpose, email=to, created_at=at,
                                 expires_at=at + ttl))
-    audit.record(f"{purpose}_sent", client, user_id=user.id)
+    audit.record(AuditName.link_sent(purpose), client, user_id=user.id)
     return raw
 
 

@@ -8,21 +8,18 @@ Why: docs/decisions.md, "Passkey-first accounts"."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TypeVar
 
 from app.db.transactions import writes
 from app.domain import addresses, audit
 from app.domain.accounts import accounts, email_codes, emails
 from app.domain.accounts.email_code_errors import InvalidEmailCode
-from app.domain.audit import ClientInfo
-from app.domain.errors import EmailTaken
+from app.domain.accounts.errors import EmailTaken
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.limits import throttle
 from app.domain.mail.outbox import Job, keep_token, kept_token, schedule
-from app.domain.sessions.destinations import Finishing
 from app.infra.mail import Message
 from app.models import EmailCode, MailJob, User
 
-T = TypeVar("T")
 PROVIDER = "email_code"  # the first factor of the sign-in that opens the new account
 PURPOSE = EmailCode.SIGN_UP
 
@@ -59,23 +56,20 @@ def code_mail(job: Job) -> Message | None:
                               job.payload.get("language"))
 
 
-def finish(untrusted_email: str, untrusted_code: str, full_name: str, client: ClientInfo,
-           sign_in: Finishing[T], language: str | None = None) -> tuple[User, T]:
-    """With the address's code: the account, its address proved and no password, and its
-    sign-in finished, in one unit of work. InvalidEmailCode (each try counted, in a unit of work
-    of its own: email_codes.redeem); EmailTaken when an account took the address since."""
+def redeem(untrusted_email: str, untrusted_code: str) -> str:
+    """The address, once its code is right; InvalidEmailCode (each try counted, in a unit of
+    work of its own: email_codes.redeem). domain/sign_in.py's `sign_up_with_code` is the way in
+    that uses it."""
     email = addresses.canonical(untrusted_email)
     if not email_codes.redeem(email, untrusted_code, PURPOSE):
         raise InvalidEmailCode()
-    return _open(email, full_name, client, sign_in, language)
+    return email
 
 
-@writes
-def _open(email: str, full_name: str, client: ClientInfo, sign_in: Finishing[T],
-          language: str | None) -> tuple[User, T]:
-    user = accounts.create_user(email, None, full_name)
+def create(email: str, full_name: str, client: ClientInfo, language: str | None) -> User:
+    """In the open unit of work: the account of a proved address, with no password (EmailTaken
+    when an account took the address since)."""
+    user = accounts.create_user(email, None, full_name, language=language)
     accounts.prove_address(user)
-    if language:
-        user.language = language
-    audit.record("signed_up", client, user_id=user.id)
-    return user, sign_in.finish(user, PROVIDER)
+    audit.record(AuditName.SIGNED_UP, client, user_id=user.id)
+    return user

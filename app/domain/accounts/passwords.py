@@ -7,7 +7,7 @@ import re
 from functools import cache
 from importlib import resources
 
-from app.domain.errors import WeakPassword
+from app.domain.accounts.errors import WeakPassword
 from app.domain.text import N_
 from app.infra.hashing import normalize
 

@@ -16,7 +16,8 @@ from joserfc.errors import JoseError
 from requests import RequestException
 
 from app.domain import addresses, text
-from app.domain.errors import InvalidBody, ProviderFailed, ProviderNotEnabled, UnknownProvider
+from app.domain.accounts.errors import ProviderFailed, ProviderNotEnabled, UnknownProvider
+from app.domain.errors import InvalidBody
 from app.infra.settings import Settings
 
 PROVIDERS = ("google", "github")

@@ -11,8 +11,8 @@ from typing import Any
 from app.db.transactions import writes
 from app.domain import audit, events
 from app.domain.accounts import accounts, emails, identities, mailed_links
-from app.domain.audit import ClientInfo
-from app.domain.errors import InvalidConfirmationToken, InvalidResetToken
+from app.domain.accounts.errors import InvalidConfirmationToken, InvalidResetToken
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.events import EventType
 from app.domain.factors import passkeys, second_factors
 from app.domain.limits import throttle
@@ -109,7 +109,7 @@ def _apply_reset(row: OneTimeToken, user: User, new_hash: str, client: ClientInf
     passkeys.stop_alone(user)  # a way in too, which stays a second factor
     sessions.revoke_all(user.id, "password_reset")
     throttle.clear_account(user)  # whoever was failing on this account, the owner is back in
-    audit.record("password_reset", client, user_id=user.id)
+    audit.record(AuditName.PASSWORD_RESET, client, user_id=user.id)
     schedule(MailJob.PASSWORD_CHANGED, {"to": user.email, "unlinked": unlinked})
 
 
@@ -157,7 +157,7 @@ def confirm_email(raw: str, client: ClientInfo, signed_in_as: str | None = None)
         raise InvalidConfirmationToken()
     accounts.prove_address(user, by_password_holder=signed_in_as == user.id)
     throttle.clear_account(user)
-    audit.record("email_confirmed", client, user_id=user.id)
+    audit.record(AuditName.EMAIL_CONFIRMED, client, user_id=user.id)
     events.emit(EventType.USER_UPDATED, user.id,
                 {"changed": ["email_verified"], "email_verified": True})
     return user

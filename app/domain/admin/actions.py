@@ -6,7 +6,7 @@ from __future__ import annotations
 from app.db.transactions import writes
 from app.domain import audit, events
 from app.domain.accounts import accounts, plans, recovery
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
 from app.domain.events import EventType
 from app.domain.factors import second_factors
@@ -22,7 +22,7 @@ def create_invited(untrusted_email: str, full_name: str, plan: str | None,
     default plan unless given one."""
     user = accounts.create_user(untrusted_email, None, full_name, plan)
     recovery.invite(user, by)
-    audit.record("account_created", by, user_id=user.id, changes=audit.changed(
+    audit.record(AuditName.ACCOUNT_CREATED, by, user_id=user.id, changes=audit.changed(
         email=(None, user.email), full_name=(None, user.full_name), plan=(None, user.plan)))
     return user
 
@@ -36,7 +36,7 @@ def update(user: User, by: ClientInfo, *, full_name: str | None = None,
     if plan is not None and plan != user.plan:
         was, user.plan = user.plan, plans.check(plan)
         changes["plan"] = user.plan
-        audit.record("plan_changed", by, user_id=user.id,
+        audit.record(AuditName.PLAN_CHANGED, by, user_id=user.id,
                      changes=audit.changed(plan=(was, user.plan)))
     if full_name is not None:
         changes |= accounts.rename(user, full_name, by)
@@ -50,7 +50,7 @@ def disable(user: User, by: ClientInfo) -> User:
     leaving, whose restore link then leaves it disabled."""
     if not user.disabled_by_operator:
         user.disabled_by_operator, user.disabled_at = True, user.disabled_at or now()
-        audit.record("account_disabled", by, user_id=user.id,
+        audit.record(AuditName.ACCOUNT_DISABLED, by, user_id=user.id,
                      changes=audit.changed(disabled=(False, True)))
         events.emit(EventType.USER_DISABLED, user.id)
     sessions.revoke_all(user.id, "account_disabled")
@@ -65,7 +65,7 @@ def enable(user: User, by: ClientInfo) -> User:
         raise leaving.DeletionScheduled()
     if user.disabled_at is not None:
         user.disabled_at, user.disabled_by_operator = None, False
-        audit.record("account_enabled", by, user_id=user.id,
+        audit.record(AuditName.ACCOUNT_ENABLED, by, user_id=user.id,
                      changes=audit.changed(disabled=(True, False)))
         events.emit(EventType.USER_ENABLED, user.id)
     return user
@@ -75,7 +75,7 @@ def enable(user: User, by: ClientInfo) -> User:
 def end_sessions(user: User, by: ClientInfo) -> int:
     """End every session of the account (and the sign-ins waiting for a second step)."""
     ended = sessions.revoke_all(user.id, "ended_by_operator", confirm=True)
-    audit.record("sessions_ended", by, user_id=user.id,
+    audit.record(AuditName.SESSIONS_ENDED, by, user_id=user.id,
                  changes=audit.changed(open_sessions=(ended, 0)))
     return ended
 
@@ -90,7 +90,7 @@ def clear_second_factors(user: User, by: ClientInfo) -> User:
 def send_password_reset(user: User, by: ClientInfo) -> None:
     """A reset link to the account's address, as if its owner had asked."""
     recovery.request_reset(user.email, by)
-    audit.record("password_reset_sent_by_operator", by, user_id=user.id)
+    audit.record(AuditName.PASSWORD_RESET_SENT_BY_OPERATOR, by, user_id=user.id)
 
 
 @writes
@@ -106,6 +106,6 @@ def set_operator(user: User, by: ClientInfo, *, operator: bool) -> User:
     """Let the account use the support console, or stop it (`flask users grant-operator`)."""
     if user.operator != operator:
         user.operator = operator
-        audit.record("operator_granted" if operator else "operator_revoked", by,
+        audit.record(AuditName.OPERATOR_GRANTED if operator else AuditName.OPERATOR_REVOKED, by,
                      user_id=user.id, changes=audit.changed(operator=(not operator, operator)))
     return user

@@ -14,9 +14,10 @@ from sqlalchemy import select
 from app.db.transactions import writes
 from app.domain.clients import registration, sites
 from app.domain.clock import now
-from app.domain.errors import AuthError, InsufficientScope, InvalidBody, InvalidToken
+from app.domain.errors import AuthError, InvalidBody
 from app.domain.services import services
 from app.domain.tokens import tokens
+from app.domain.tokens.errors import InsufficientScope, InvalidToken
 from app.domain.tokens.tokens import ClientClaims
 from app.extensions import db
 from app.infra.settings import settings

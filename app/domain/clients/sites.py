@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 
 from app.domain.clients.branding import Branding
-from app.domain.errors import InvalidRedirectUri, UnknownCallback
+from app.domain.clients.errors import InvalidRedirectUri, UnknownCallback
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.infra.settings import settings

@@ -9,10 +9,10 @@ from sqlalchemy import delete
 
 from app.db.transactions import kept, writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
-from app.domain.errors import AlreadyEnrolled, InvalidSecondFactor, NotEnrolled
 from app.domain.factors import codes, second_factors
+from app.domain.factors.errors import AlreadyEnrolled, InvalidSecondFactor, NotEnrolled
 from app.domain.factors.step_up import step_up
 from app.domain.limits import throttle
 from app.domain.sessions import sessions
@@ -69,7 +69,7 @@ def confirm_totp(user: User, code: str, client: ClientInfo, session: AuthSession
     factor.confirmed_at, factor.last_used_step = now(), step
     recovery = codes.new_recovery_codes(user) if first_factor else []
     sessions.revoke_all(user.id, "second_factor_added", except_session=session.id)
-    audit.record("second_factor_added", client, user_id=user.id, session_id=session.id)
+    audit.record(AuditName.SECOND_FACTOR_ADDED, client, user_id=user.id, session_id=session.id)
     second_factors.tell_owner(user, MailJob.SECOND_FACTOR_ADDED, "authenticator app")
     return recovery
 
@@ -83,7 +83,7 @@ def remove_totp(user: User, client: ClientInfo, session: AuthSession, code: str 
     step_up(user, session, code)
     db.session.execute(delete(TotpFactor).where(TotpFactor.user_id == user.id))
     second_factors.drop_recovery_codes_if_unprotected(user)
-    audit.record("second_factor_removed", client, user_id=user.id, session_id=session.id)
+    audit.record(AuditName.SECOND_FACTOR_REMOVED, client, user_id=user.id, session_id=session.id)
     second_factors.tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "authenticator app")
 
 
@@ -95,5 +95,6 @@ def regenerate_recovery_codes(user: User, client: ClientInfo, session: AuthSessi
         raise NotEnrolled()
     step_up(user, session, code)
     recovery = codes.new_recovery_codes(user)
-    audit.record("recovery_codes_regenerated", client, user_id=user.id, session_id=session.id)
+    audit.record(AuditName.RECOVERY_CODES_REGENERATED, client, user_id=user.id,
+                 session_id=session.id)
     return recovery

@@ -9,8 +9,8 @@ import webauthn
 from webauthn.helpers.structs import UserVerificationRequirement
 
 from app.db.transactions import kept, writes
-from app.domain.errors import InvalidPasskey
 from app.domain.factors import passkeys
+from app.domain.factors.errors import InvalidPasskey
 from app.models import PasskeyChallenge, User
 
 

@@ -11,7 +11,7 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import webauthn
@@ -31,21 +31,16 @@ from app.db.batches import delete_batched
 from app.db.rows import changed, claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit, text
-from app.domain.audit import ClientInfo
+from app.domain.accounts.errors import LastSignInMethod
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
-from app.domain.errors import (
-    EmailNotConfirmed,
-    InvalidPasskey,
-    LastSignInMethod,
-    NotFound,
-    TooManyPasskeys,
-)
+from app.domain.errors import NotFound
 from app.domain.factors import codes, second_factors
-from app.domain.factors.pending import Proof, live_pending
+from app.domain.factors.errors import InvalidPasskey, TooManyPasskeys
+from app.domain.factors.pending import live_pending
 from app.domain.factors.second_factors import Purpose
 from app.domain.factors.step_up import step_up
 from app.domain.sessions import sessions
-from app.domain.sessions.destinations import Finishing
 from app.extensions import db
 from app.infra.settings import settings
 from app.models import (
@@ -58,7 +53,6 @@ from app.models import (
     User,
 )
 
-T = TypeVar("T")
 CHALLENGE_TTL = 300  # seconds to answer a ceremony: the browser's prompt, a PIN, a security key
 MAX_PASSKEYS = 20
 MAX_CREDENTIAL_JSON = 64 * 1024  # an answer is a few KiB; a certificate chain at most tens
@@ -235,7 +229,7 @@ def register(user: User, session: AuthSession, untrusted_json: str, untrusted_na
     if first_factor:
         sessions.revoke_all(user.id, "second_factor_added", except_session=session.id)
         recovery = codes.new_recovery_codes(user)
-    audit.record("passkey_added", client, user_id=user.id, session_id=session.id)
+    audit.record(AuditName.PASSKEY_ADDED, client, user_id=user.id, session_id=session.id)
     second_factors.tell_owner(user, MailJob.SECOND_FACTOR_ADDED, "passkey", name)
     return Registered(passkey, recovery)
 
@@ -263,7 +257,7 @@ def remove(user: User, session: AuthSession, passkey_id: str, code: str | None,
     step_up(user, session, code)
     changed(delete(Passkey).where(Passkey.id == passkey.id))
     second_factors.drop_recovery_codes_if_unprotected(user)
-    audit.record("passkey_removed", client, user_id=user.id, session_id=session.id)
+    audit.record(AuditName.PASSKEY_REMOVED, client, user_id=user.id, session_id=session.id)
     second_factors.tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "passkey",
                                passkey.name)
     return passkey
@@ -320,10 +314,10 @@ def sign_in_options() -> str:
 
 
 @writes
-def sign_in(untrusted_json: str, client: ClientInfo, finishing: Finishing[T]) -> T:
-    """Sign in with a passkey alone: the sign-in finished, having proved two factors (the key,
-    and the person's PIN or fingerprint). InvalidPasskey (kept) when the answer does not hold,
-    or the account is disabled."""
+def signer(untrusted_json: str) -> tuple[User, str]:
+    """Who signs in with a passkey alone, and the method proved (domain/sign_in.py finishes
+    the sign-in): two factors, the key and the person's PIN or fingerprint. InvalidPasskey
+    (kept) when the answer does not hold, or the account is disabled."""
     answer = _claimed(untrusted_json, PasskeyChallenge.SIGN_IN)
     passkey = _verified(answer, require_user_verification=True)
     user = db.session.get_one(User, passkey.user_id)
@@ -331,10 +325,7 @@ def sign_in(untrusted_json: str, client: ClientInfo, finishing: Finishing[T]) ->
         raise kept(InvalidPasskey())
     if not passkey.signs_in_alone:
         raise kept(InvalidPasskey(SECOND_STEP_ONLY))
-    try:
-        return finishing.finish(user, PROVIDER, method_of(passkey))
-    except EmailNotConfirmed as error:  # refused too: the challenge stays spent
-        raise kept(error) from None
+    return user, method_of(passkey)
 
 
 @writes
@@ -353,20 +344,18 @@ def second_step_options(raw_pending: str, purpose: Purpose) -> str:
     return webauthn.options_to_json(options)
 
 
-def second_step(untrusted_json: str) -> Proof:
-    """A proof for a pending sign-in (factors/pending.py): the passkey answer to its
-    own challenge, from one of its account's passkeys."""
-    def prove(user: User, pending: PendingSignIn) -> str | None:
-        try:
-            answer = _claimed(untrusted_json, PasskeyChallenge.SECOND_STEP)
-            if answer.ceremony.pending_hash != pending.token_hash:
-                return None
-            passkey = _verified(answer, require_user_verification=False, owner=user.id)
-        except InvalidPasskey:
-            return None  # counted like a wrong code; the challenge stays spent
-        passkey.signs_in_alone = True  # its holder knows the password in force: see stop_alone
-        return method_of(passkey)
-    return prove
+def second_step(untrusted_json: str, user: User, pending: PendingSignIn) -> str | None:
+    """The method a passkey's answer proves for a pending sign-in (factors/pending.py), or
+    None: the answer to its own challenge, from one of its account's passkeys."""
+    try:
+        answer = _claimed(untrusted_json, PasskeyChallenge.SECOND_STEP)
+        if answer.ceremony.pending_hash != pending.token_hash:
+            return None
+        passkey = _verified(answer, require_user_verification=False, owner=user.id)
+    except InvalidPasskey:
+        return None  # counted like a wrong code; the challenge stays spent
+    passkey.signs_in_alone = True  # its holder knows the password in force: see stop_alone
+    return method_of(passkey)
 
 
 def stop_alone(user: User) -> None:

@@ -14,10 +14,9 @@ from app.db.batches import delete_batched
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InvalidMfaToken, InvalidSecondFactor
-from app.domain.factors import codes
+from app.domain.factors.errors import InvalidMfaToken, InvalidSecondFactor
 from app.domain.factors.second_factors import Purpose, methods
 from app.domain.limits import throttle
 from app.domain.sessions import destinations, sessions
@@ -28,8 +27,8 @@ from app.infra.settings import settings
 from app.models import PendingSignIn, User
 
 # Checks the proof of a second factor for a pending sign-in (and uses it up): the method it
-# proved, or None. A code (`code_proof`) or a passkey's answer (factors/passkeys.py).
-Proof = Callable[[User, PendingSignIn], str | None]
+# proved, or None. The proofs are domain/sign_in.py's (a code, a passkey's answer).
+Check = Callable[[User, PendingSignIn], str | None]
 
 
 @dataclass(frozen=True)
@@ -78,11 +77,6 @@ def destination(raw: str, purpose: Purpose) -> Destination:
     return found
 
 
-def code_proof(code: str) -> Proof:
-    """A code of the account's authenticator app, or a recovery code (used up)."""
-    return lambda user, _pending: codes.use_code(user, code)
-
-
 @dataclass(frozen=True)
 class Proved:
     """A pending sign-in completed: its account, first factor, second factor and destination."""
@@ -93,29 +87,29 @@ class Proved:
     destination: Destination
 
 
-def prove(raw: str, purpose: Purpose, client: ClientInfo, proof: Proof) -> Proved:
-    """Complete a pending sign-in with `proof`, in the caller's unit of work. InvalidMfaToken
-    for a token that is unknown, used, expired or of another purpose; InvalidSecondFactor (kept)
-    for a wrong proof (counted, and the pending sign-in ends after MFA_PENDING_ATTEMPTS of
-    them); RateLimited after too many."""
+def prove(raw: str, purpose: Purpose, client: ClientInfo, check: Check) -> Proved:
+    """Complete a pending sign-in whose proof `check` holds, in the caller's unit of work.
+    InvalidMfaToken for a token that is unknown, used, expired or of another purpose;
+    InvalidSecondFactor (kept) for a wrong proof (counted, and the pending sign-in ends after
+    MFA_PENDING_ATTEMPTS of them); RateLimited after too many."""
     pending = live_pending(raw, purpose)
     user = db.session.get_one(User, pending.user_id)
     attempt = throttle.second_factor_attempt(user.id, pending.token_hash)
     attempts = settings().mfa_pending_attempts
     if attempt.pending_attempts > attempts:
         raise InvalidMfaToken()  # spent by the wrong codes of concurrent attempts
-    method = proof(user, pending) if user.disabled_at is None else None
+    method = check(user, pending) if user.disabled_at is None else None
     if method is None:
         if attempt.pending_attempts == attempts:
             pending.used_at = now()  # this pending sign-in is spent: start again
-        audit.record("second_factor_failed", client, user_id=user.id)
+        audit.record(AuditName.SECOND_FACTOR_FAILED, client, user_id=user.id)
         raise kept(InvalidSecondFactor())
     throttle.second_factor_succeeded(attempt)
     # Claimed atomically: of two requests completing one pending sign-in, one wins.
     if not claim_once(PendingSignIn, PendingSignIn.token_hash == pending.token_hash,
                       PendingSignIn.used_at, used_at=now()):
         raise InvalidMfaToken()
-    audit.record("second_factor_verified", client, user_id=user.id)
+    audit.record(AuditName.SECOND_FACTOR_VERIFIED, client, user_id=user.id)
     found = destinations.of(pending)
     assert found is not None
     return Proved(user, pending.provider, method, found)

@@ -13,9 +13,9 @@ from sqlalchemy import ColumnElement, delete, exists, func, select
 
 from app.db.transactions import writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
-from app.domain.errors import FactorNeedsConfirmedEmail, FactorNeedsProvedPassword
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.factors.codes import RECOVERY_CODE, TOTP, totp_of
+from app.domain.factors.errors import FactorNeedsConfirmedEmail, FactorNeedsProvedPassword
 from app.domain.mail.outbox import schedule
 from app.extensions import db
 from app.models import MailJob, Passkey, RecoveryCode, TotpFactor, User
@@ -127,7 +127,7 @@ def reset(user: User, client: ClientInfo) -> None:
     _remove_all(user)
     kinds = [kind for kind, held in (("totp", had.totp), ("passkey", had.passkeys),
                                      ("recovery_codes", had.recovery_codes_left)) if held]
-    audit.record("second_factors_reset", client, user_id=user.id,
+    audit.record(AuditName.SECOND_FACTORS_RESET, client, user_id=user.id,
                  changes=audit.changed(second_factors=(kinds, [])))
     tell_owner(user, MailJob.SECOND_FACTOR_REMOVED, "every second factor")
 

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 from app.db.transactions import kept
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InvalidSecondFactor, StepUpRequired
 from app.domain.factors import codes, second_factors
+from app.domain.factors.errors import InvalidSecondFactor, StepUpRequired
 from app.domain.limits import throttle
 from app.infra.settings import settings
 from app.models import AuthSession, User
@@ -32,7 +32,7 @@ def step_up(user: User, session: AuthSession, code: str | None, *,
         raise StepUpRequired()
     attempt = throttle.second_factor_attempt(user.id, None)
     if codes.use_code(user, code) is None:
-        audit.record("second_factor_failed", ClientInfo(), user_id=user.id,
+        audit.record(AuditName.SECOND_FACTOR_FAILED, ClientInfo(), user_id=user.id,
                      session_id=session.id)
         raise kept(InvalidSecondFactor())
     throttle.second_factor_succeeded(attempt)

@@ -20,8 +20,9 @@ from sqlalchemy.exc import IntegrityError
 from app.db.transactions import writes
 from app.domain import addresses, audit, events
 from app.domain.accounts import accounts, emails, identities, mailed_links
-from app.domain.audit import ClientInfo
-from app.domain.errors import EmailTaken, InvalidBody, InvalidConfirmationToken
+from app.domain.accounts.errors import EmailTaken, InvalidConfirmationToken
+from app.domain.audit import AuditName, ClientInfo
+from app.domain.errors import InvalidBody
 from app.domain.events import EventType
 from app.domain.factors import second_factors
 from app.domain.limits import throttle
@@ -52,7 +53,7 @@ def _schedule(user: User, new: str, client: ClientInfo) -> None:
     taken = accounts.address_taken(new, by_other_than=user)
     schedule(MailJob.EMAIL_CHANGE_REFUSED if taken else MailJob.EMAIL_CHANGE,
              {"user_id": user.id, "to": new, "from": user.email, "client": asdict(client)})
-    audit.record("email_change_requested", client, user_id=user.id)
+    audit.record(AuditName.EMAIL_CHANGE_REQUESTED, client, user_id=user.id)
 
 
 def change_link_mail(job: Job) -> Message | None:
@@ -99,7 +100,7 @@ def confirm_change(raw: str, client: ClientInfo) -> User:
             or not mailed_links.claim(row):
         raise InvalidConfirmationToken()
     old = user.email
-    _move(user, row.email, "email_changed", client)
+    _move(user, row.email, AuditName.EMAIL_CHANGED, client)
     undo = mailed_links.issue(user, UNDO, UNDO_TTL, old, client, replaces=False)
     schedule(MailJob.EMAIL_CHANGED, {"user_id": user.id, "old": old, "new": user.email,
                                      "client": asdict(client)}, token=undo)
@@ -115,7 +116,7 @@ def undo_change(raw: str, client: ClientInfo) -> User:
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or not mailed_links.claim(row):
         raise InvalidConfirmationToken()
-    _move(user, row.email, "email_change_undone", client)
+    _move(user, row.email, AuditName.EMAIL_CHANGE_UNDONE, client)
     db.session.execute(delete(OneTimeToken).where(
         OneTimeToken.user_id == user.id, OneTimeToken.purpose == UNDO,
         OneTimeToken.created_at > row.created_at))
@@ -127,7 +128,7 @@ def undo_change(raw: str, client: ClientInfo) -> User:
     return user
 
 
-def _move(user: User, address: str, event: str, client: ClientInfo) -> None:
+def _move(user: User, address: str, event: AuditName, client: ClientInfo) -> None:
     """The account takes `address`, proved by a link to it; links sent to its other addresses
     die (a reset link to the old one would otherwise still set the password), and so does the
     mark that its password is the address holder's: that was shown for the other address."""

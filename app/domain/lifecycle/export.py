@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from app.db.transactions import writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.factors import second_factors
 from app.extensions import db
 from app.models import AuditEvent, AuthSession, ConsentGrant, Identity, Passkey, User
@@ -28,7 +28,7 @@ def _rows(model: Any, user_id: str, order: Any) -> list[Any]:
 @writes
 def export(user: User, client: ClientInfo) -> dict[str, Any]:
     """The account's data (audited: `account_exported`)."""
-    audit.record("account_exported", client, user_id=user.id)
+    audit.record(AuditName.ACCOUNT_EXPORTED, client, user_id=user.id)
     summary = second_factors.summary(user)
     return {
         "profile": {"id": user.id, "email": user.email, "full_name": user.full_name,

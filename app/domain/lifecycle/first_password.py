@@ -7,7 +7,7 @@ from __future__ import annotations
 from app.db.transactions import writes
 from app.domain import audit
 from app.domain.accounts import accounts
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.errors import AuthError
 from app.domain.lifecycle import proof
 from app.domain.mail.outbox import schedule
@@ -47,5 +47,5 @@ def _store(user: User, new_hash: str, client: ClientInfo, session_id: str) -> No
     if user.password_hash is not None:  # a concurrent request set one first
         raise PasswordAlreadySet()
     accounts.set_password(user, new_hash, by_address_holder=user.email_verified)
-    audit.record("password_set", client, user_id=user.id, session_id=session_id)
+    audit.record(AuditName.PASSWORD_SET, client, user_id=user.id, session_id=session_id)
     schedule(MailJob.PASSWORD_CHANGED, {"to": user.email})

@@ -14,9 +14,10 @@ from sqlalchemy import String, cast, delete, or_, select, update
 from app.db.transactions import writes
 from app.domain import audit, events
 from app.domain.accounts import emails, mailed_links
-from app.domain.audit import ClientInfo
+from app.domain.accounts.errors import InvalidConfirmationToken
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
-from app.domain.errors import AuthError, InvalidConfirmationToken
+from app.domain.errors import AuthError
 from app.domain.events import EventType
 from app.domain.mail.outbox import Job, schedule
 from app.domain.sessions import sessions
@@ -63,7 +64,7 @@ def schedule_deletion(user: User, client: ClientInfo) -> None:
     user.disabled_at = user.disabled_at or at  # what stops sign-in and tokens everywhere
     sessions.revoke_all(user.id, "account_deleted")
     sessions.note_account_changed(user.id)
-    audit.record("deletion_scheduled", client, user_id=user.id,
+    audit.record(AuditName.DELETION_SCHEDULED, client, user_id=user.id,
                  changes=audit.changed(deletion_scheduled=(False, True)))
     events.emit(EventType.USER_DELETION_SCHEDULED, user.id,
                 {"erase_after": erase_after(user)})
@@ -97,7 +98,7 @@ def restore(raw: str, client: ClientInfo) -> User:
     if not user.disabled_by_operator:
         user.disabled_at = None
     user.deletion_scheduled_at = None
-    audit.record("deletion_cancelled", client, user_id=user.id,
+    audit.record(AuditName.DELETION_CANCELLED, client, user_id=user.id,
                  changes=audit.changed(deletion_scheduled=(True, False)))
     if user.disabled_at is None:
         events.emit(EventType.USER_ENABLED, user.id)
@@ -150,5 +151,5 @@ def erase(user_id: str) -> None:
     user.email_verified, user.email_verified_at = False, None
     user.password_changed_at = user.password_proved_at = None
     user.erased_at = now()
-    audit.record("account_erased", ClientInfo(actor="purge"), user_id=user_id)
+    audit.record(AuditName.ACCOUNT_ERASED, ClientInfo(actor="purge"), user_id=user_id)
     events.emit(EventType.USER_DELETED, user_id)

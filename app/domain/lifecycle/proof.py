@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from app.db.transactions import writes
 from app.domain.accounts import accounts
+from app.domain.accounts.errors import InvalidCredentials
 from app.domain.audit import ClientInfo
-from app.domain.errors import InvalidCredentials, SessionRevoked, StepUpRequired
 from app.domain.factors import passkey_proof, step_up
+from app.domain.factors.errors import StepUpRequired
 from app.domain.limits import throttle
 from app.domain.services import services
 from app.domain.sessions import sessions
+from app.domain.tokens.errors import SessionRevoked
 from app.models import AuthSession, User
 
 

@@ -16,7 +16,7 @@ from redis import RedisError
 from app.db.rows import add_unless_taken
 from app.db.transactions import writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.limits.captcha_errors import CaptchaInvalid, CaptchaRequired, CaptchaUnavailable
@@ -121,7 +121,7 @@ def check(purpose: str, untrusted_token: str, client: ClientInfo, *,
     if outcome is not Outcome.PASSED:
         log.warning("captcha %s: %s (mode %s) ip=%s", purpose, outcome, captcha.mode, client.ip)
     if outcome is Outcome.UNAVAILABLE:
-        audit.record_alone("captcha_unavailable", client)
+        audit.record_alone(AuditName.CAPTCHA_UNAVAILABLE, client)
     if not captcha.enforced or outcome is Outcome.PASSED:
         return outcome
     if outcome is Outcome.MISSING:

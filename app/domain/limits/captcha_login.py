@@ -10,6 +10,7 @@ from sqlalchemy import delete
 
 from app.db.transactions import writes
 from app.domain.audit import ClientInfo
+from app.domain.device_names import network_key
 from app.domain.limits import captcha, throttle
 from app.extensions import db
 from app.infra.settings import settings
@@ -26,7 +27,7 @@ class Subjects:
 
 def _subjects(email_key: str, client: ClientInfo) -> Subjects:
     return Subjects(throttle.subject_key("email", email_key),
-                    throttle.subject_key("address", throttle.network_key(client.ip)))
+                    throttle.subject_key("address", network_key(client.ip)))
 
 
 def needs_captcha(email_key: str | None, client: ClientInfo) -> bool:

@@ -14,7 +14,8 @@ from app.db.rows import insert_values
 from app.domain.clock import system_clock
 from app.domain.tokens import tokens
 from app.extensions import db
-from app.infra.lanes import MAIL, Job
+from app.infra.lanes import MAIL
+from app.infra.lanes import Job as Job  # for the rooms that schedule one
 from app.infra.outbox_worker import wake_when_done
 from app.infra.settings import settings
 from app.models import MailJob

@@ -16,14 +16,15 @@ from sqlalchemy import select
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
-from app.domain.errors import InsufficientScope, InvalidCode, InvalidToken
 from app.domain.oidc import claims as by_scope
 from app.domain.oidc import pushed_requests
 from app.domain.services import services
 from app.domain.sessions import handoff, sessions
+from app.domain.sessions.errors import InvalidCode
 from app.domain.tokens import tokens
+from app.domain.tokens.errors import InsufficientScope, InvalidToken
 from app.extensions import db
 from app.infra.live_sql import is_live
 from app.infra.settings import settings
@@ -82,7 +83,7 @@ def refuse(code_hash: str, client: ClientInfo) -> None:
     if claim_once(HandoffCode, HandoffCode.code_hash == code_hash, HandoffCode.redeemed_at,
                   redeemed_at=now()):
         code = db.session.get(HandoffCode, code_hash, populate_existing=True)
-        audit.record("handoff_code_refused", client, user_id=code.user_id if code else None)
+        audit.record(AuditName.HANDOFF_CODE_REFUSED, client, user_id=code.user_id if code else None)
         return
     code = db.session.get(HandoffCode, code_hash, populate_existing=True)
     if code is not None:
@@ -104,7 +105,7 @@ def redeem(code_hash: str, client_id: str, client: ClientInfo) -> sessions.Issue
         raise kept(InvalidCode())
     user = db.session.get(User, code.user_id)
     if code.expires_at <= at or user is None or user.disabled_at is not None:
-        audit.record("handoff_code_refused", client, user_id=code.user_id)
+        audit.record(AuditName.HANDOFF_CODE_REFUSED, client, user_id=code.user_id)
         raise kept(InvalidCode())
     issued = sessions.issue_tokens(user, code.provider, client, sessions.ForClient(
         client_id, code.scope or "", code.browser_session_id), second_factor=code.second_factor)
@@ -129,7 +130,7 @@ def give_consent(user_id: str, client_id: str, scope: str, client: ClientInfo) -
         db.session.add(grant)
     grant.scope = " ".join(dict.fromkeys([*grant.scope.split(), *scope.split()]))
     grant.granted_at = now()
-    audit.record("consent_given", client, user_id=user_id)
+    audit.record(AuditName.CONSENT_GIVEN, client, user_id=user_id)
 
 
 # What a client learns about the person ---------------------------------------------------------
@@ -199,7 +200,7 @@ def issue_client_token(client_id: str, scope: str, client: ClientInfo,
               "jti": tokens.new_secret(), "iat": iat, "nbf": iat, "exp": iat + signer.ttl}
     if registration:  # a service client's: the admin API asks that it is still the same one
         claims[tokens.REGISTRATION_CLAIM] = registration
-    audit.record("client_token_issued", replace(client, actor=f"client:{client_id}"))
+    audit.record(AuditName.CLIENT_TOKEN_ISSUED, replace(client, actor=f"client:{client_id}"))
     return tokens.AccessToken(signer.sign(claims, CLIENT_TOKEN_TYPE), iat + signer.ttl)
 
 
@@ -282,7 +283,8 @@ def revoke(session_id: str, client: ClientInfo) -> None:
     session = db.session.get(AuthSession, session_id)
     if session is not None:
         sessions.revoke(session, "token_revoked", confirm=True)
-        audit.record("token_revoked", client, user_id=session.user_id, session_id=session.id)
+        audit.record(AuditName.TOKEN_REVOKED, client, user_id=session.user_id,
+                     session_id=session.id)
 
 
 # The end of a single sign-on -------------------------------------------------------------------
@@ -296,4 +298,4 @@ def end_single_sign_on(browser_session_id: str, user_id: str, client: ClientInfo
         AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))))
     for session_id in [browser_session_id, *opened]:
         sessions.revoke_all(user_id, "logout", only_session=session_id, confirm=True)
-    audit.record("logout_local", client, user_id=user_id, session_id=browser_session_id)
+    audit.record(AuditName.LOGOUT_LOCAL, client, user_id=user_id, session_id=browser_session_id)

@@ -14,7 +14,7 @@ from app.db import locks
 from app.db.rows import claim_once
 from app.db.transactions import writes
 from app.domain.clock import now
-from app.domain.errors import InvalidRequestUri, TooManyPushedRequests
+from app.domain.oidc.errors import InvalidRequestUri, TooManyPushedRequests
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.infra.settings import settings

@@ -5,12 +5,9 @@ site alone. A pending sign-in keeps its destination in its row until the second 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
 
 from app.domain.sessions.handoff import HandTo
-from app.models import PendingSignIn, User
-
-T_co = TypeVar("T_co", covariant=True)
+from app.models import PendingSignIn
 
 
 @dataclass(frozen=True)
@@ -62,9 +59,3 @@ def of(pending: PendingSignIn) -> Destination | None:
         return ToSite(to)
     return None
 
-
-class Finishing(Protocol[T_co]):
-    """What a way in (a sign-up, a provider's identity) hands the account it authenticated to,
-    in its own unit of work: domain/sign_in.py's SignIn."""
-
-    def finish(self, user: User, provider: str, second_factor: str | None = None) -> T_co: ...

@@ -19,11 +19,11 @@ from datetime import timedelta
 from app.db.rows import claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
-from app.domain.errors import InvalidCode, InvalidRequest
 from app.domain.sessions import sessions
+from app.domain.sessions.errors import InvalidCode, InvalidRequest
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import AuthSession, HandoffCode, User
@@ -92,7 +92,7 @@ def redeem(raw: str, provider: str, code_verifier: str | None, redirect_uri: str
         raise kept(InvalidCode())
     if not _matches(code, provider, code_verifier, redirect_uri) or code.expires_at <= at \
             or sites.handoff_site_of(code.redirect_uri) is None:
-        audit.record("handoff_code_refused", client, user_id=code.user_id)
+        audit.record(AuditName.HANDOFF_CODE_REFUSED, client, user_id=code.user_id)
         raise kept(InvalidCode())  # the code stays burned
     user = db.session.get(User, code.user_id)
     if user is None or user.disabled_at is not None:
@@ -132,5 +132,5 @@ def revoke_first_redemption(code: HandoffCode, client: ClientInfo) -> None:
         session = db.session.get(AuthSession, code.session_id)
         if session is not None:
             sessions.revoke(session, "handoff_code_replayed")
-    audit.record("handoff_code_replayed", client, user_id=code.user_id,
+    audit.record(AuditName.HANDOFF_CODE_REPLAYED, client, user_id=code.user_id,
                  session_id=code.session_id)

@@ -17,14 +17,15 @@ from app.db.batches import delete_batched
 from app.db.rows import changed, claim_once, insert_loaded, insert_values
 from app.db.transactions import kept, until_commit, writes
 from app.domain import audit, events
-from app.domain.audit import ClientInfo
+from app.domain.audit import AuditName, ClientInfo
 from app.domain.clients import sites
 from app.domain.clock import now
 from app.domain.device_names import device_of
-from app.domain.errors import EmailNotConfirmed, InvalidRefreshToken, SessionRevoked
 from app.domain.events import EventType
 from app.domain.services import services
+from app.domain.sessions.errors import EmailNotConfirmed, InvalidRefreshToken
 from app.domain.tokens import tokens
+from app.domain.tokens.errors import SessionRevoked
 from app.extensions import db
 from app.infra.live_sessions import Account
 from app.infra.live_sql import is_live, live_conditions
@@ -135,7 +136,7 @@ def open_session(user: User, provider: str, client: ClientInfo,
         "browser_session_id": for_client.browser_session_id if for_client else None,
         "second_factor": second_factor, "site": None, "device": device_of(client),
     }, user=user)
-    audit.record("login_succeeded", client, user_id=user.id, session_id=session.id)
+    audit.record(AuditName.LOGIN_SUCCEEDED, client, user_id=user.id, session_id=session.id)
     return session
 
 
@@ -225,7 +226,8 @@ def _answer_rotated(row: RefreshToken, raw: str, at: datetime, client: ClientInf
         successor = tokens.unseal(raw, row.successor_sealed, purpose="successor")
         return _issue(session.user, session, successor)
     revoke(session, "refresh_token_reused", at)
-    audit.record("refresh_token_reused", client, user_id=session.user_id, session_id=session.id)
+    audit.record(AuditName.REFRESH_TOKEN_REUSED, client, user_id=session.user_id,
+                 session_id=session.id)
     raise kept(InvalidRefreshToken())
 
 
@@ -251,7 +253,7 @@ def _rotate(row: RefreshToken, raw: str, at: datetime, client: ClientInfo) -> Is
                           rotated_at=at, successor_sealed=sealed):
             attempt.rollback()
             return None
-    audit.record("token_refreshed", client, user_id=session.user_id, session_id=session.id)
+    audit.record(AuditName.TOKEN_REFRESHED, client, user_id=session.user_id, session_id=session.id)
     return _issue(session.user, session, successor)
 
 
@@ -382,7 +384,7 @@ def log_out(session_id: str, user_id: str, scope: LogoutScope, client: ClientInf
     else:
         revoke_all(user_id, "logout", confirm=confirm,
                    except_session=session_id if scope is LogoutScope.OTHERS else None)
-    audit.record(f"logout_{scope.value}", client, user_id=user_id, session_id=session_id)
+    audit.record(AuditName.logout(scope.value), client, user_id=user_id, session_id=session_id)
 
 
 def purge_expired() -> int:

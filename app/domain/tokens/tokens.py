@@ -20,7 +20,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from app.domain.errors import InvalidToken, TokenExpired
+from app.domain.tokens.errors import InvalidToken, TokenExpired
 from app.infra import low_s
 from app.infra.keys import Keyring, SigningKey
 

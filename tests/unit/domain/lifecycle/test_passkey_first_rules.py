@@ -16,7 +16,7 @@ from app.domain import sign_in
 from app.domain.accounts import identities
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.errors import LastSignInMethod
+from app.domain.accounts.errors import LastSignInMethod
 from app.domain.factors.pending import SecondFactorRequired
 from app.domain.sessions.destinations import ToApi
 from app.extensions import db

@@ -26,7 +26,6 @@ from app.domain.accounts.errors import (
     InvalidCredentials,
     InvalidResetToken,
     InvalidState,
-    LastSignInMethod,
     ProviderNotEnabled,
     UnknownProvider,
     WeakPassword,
@@ -41,6 +40,7 @@ from app.domain.errors import AuthError, InvalidBody, InvalidQuery, NotFound, Ra
 from app.domain.factors.errors import (
     InvalidMfaToken,
     InvalidSecondFactor,
+    LastSignInMethod,
     MfaRequired,
     StepUpRequired,
 )

@@ -208,7 +208,7 @@ class OwnerProofForm(PageForm):
 
 
 class SetPasswordForm(OwnerProofForm):
-    """A first password, for an account that has none (accounts/first_password.py)."""
+    """A first password, for an account that has none (lifecycle/first_password.py)."""
 
     new_password = PasswordField(_l("New password"), validators=PASSWORD,
                                  render_kw={"autocomplete": "new-password", "minlength": 8})

@@ -15,7 +15,6 @@ from flask_babel import lazy_gettext as _l
 from werkzeug.wrappers import Response
 
 from app.domain import sign_in
-from app.domain.accounts.errors import LastSignInMethod
 from app.domain.errors import AuthError, NotFound, RateLimited
 from app.domain.factors import enrolment, pending, second_factors
 from app.domain.factors.errors import (
@@ -24,6 +23,7 @@ from app.domain.factors.errors import (
     FactorNeedsProvedPassword,
     InvalidMfaToken,
     InvalidSecondFactor,
+    LastSignInMethod,
     NotEnrolled,
     StepUpRequired,
 )

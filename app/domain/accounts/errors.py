@@ -43,12 +43,6 @@ class InvalidState(AuthError):
               "browser. Start again from the site you came from.")
 
 
-class LastSignInMethod(AuthError):
-    status = 409
-    code = "last_sign_in_method"
-    detail = N_("This is the account's only way to sign in: set a password or link another first.")
-
-
 class ProviderSignInRefused(AuthError):
     """The provider said who the person is, but we will not sign them in. `code` travels back
     to the client site as `?error=`."""

@@ -19,7 +19,6 @@ from app.domain.accounts.errors import (
     EmailTaken,
     IdentityInUse,
     InvalidCredentials,
-    LastSignInMethod,
     LinkNeedsRecentSignIn,
     ProviderEmailNotVerified,
     ProviderSignInRefused,
@@ -30,6 +29,7 @@ from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
 from app.domain.errors import NotFound
 from app.domain.factors import second_factors, step_up
+from app.domain.factors.errors import LastSignInMethod
 from app.domain.limits import throttle
 from app.domain.mail.outbox import schedule
 from app.domain.services import services

@@ -8,6 +8,15 @@ from app.domain.errors import AuthError
 from app.domain.text import N_
 
 
+class LastSignInMethod(AuthError):
+    """Removing it would leave the account no way in (a provider's or a passkey, with no
+    password): accounts/identities.py and factors/passkeys.py refuse it alike."""
+
+    status = 409
+    code = "last_sign_in_method"
+    detail = N_("This is the account's only way to sign in: set a password or link another first.")
+
+
 class MfaRequired(AuthError):
     """API v1 cannot do a second step: its clients are sent to the hosted login instead."""
 

@@ -31,12 +31,11 @@ from app.db.batches import delete_batched
 from app.db.rows import changed, claim_once
 from app.db.transactions import kept, writes
 from app.domain import audit, text
-from app.domain.accounts.errors import LastSignInMethod
 from app.domain.audit import AuditName, ClientInfo
 from app.domain.clock import now
 from app.domain.errors import NotFound
 from app.domain.factors import codes, second_factors
-from app.domain.factors.errors import InvalidPasskey, TooManyPasskeys
+from app.domain.factors.errors import InvalidPasskey, LastSignInMethod, TooManyPasskeys
 from app.domain.factors.pending import live_pending
 from app.domain.factors.second_factors import Purpose
 from app.domain.factors.step_up import step_up

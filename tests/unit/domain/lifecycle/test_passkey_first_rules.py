@@ -16,9 +16,8 @@ from app.domain import sign_in
 from app.domain.accounts import identities
 from app.domain.accounts.providers import Profile
 from app.domain.audit import ClientInfo
-from app.domain.accounts.errors import LastSignInMethod
+from app.domain.factors.errors import LastSignInMethod
 from app.domain.factors.pending import SecondFactorRequired
-from app.domain.sessions.destinations import ToApi
 from app.extensions import db
 from app.models import AuthSession, Identity, Passkey, User
 from tests.support import email_codes
@@ -304,8 +303,8 @@ def test_a_provider_with_the_address_links_and_asks_the_passkey_as_the_second_st
     sign-in still asks the account's second step."""
     assert mailbox.messages  # the outbox is done: nothing else writes now
     with app.test_request_context():
-        outcome = identities.authenticate(Profile("github", "42", GRACE, True, "Grace"),
-                                          ClientInfo(), sign_in.SignIn(ToApi(), ClientInfo()))
+        outcome = sign_in.with_provider(Profile("github", "42", GRACE, True, "Grace"),
+                                        sign_in.ApiSignIn(client=ClientInfo()))
         assert isinstance(outcome, SecondFactorRequired)
         assert identities.providers_of(account(app).id) == ["github"]
     assert any("GitHub" in m["Subject"] for m in mailbox.to(GRACE))

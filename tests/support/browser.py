@@ -1,4 +1,5 @@
-"""What the real-browser tests (tests/browser) share besides their fixtures: the client sites'
+"""What the real-browser tests (tests/system/browser) share besides their fixtures: the client
+sites'
 callback server, the running site, the Chromium settings and the helpers for the journeys."""
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import pytest
 import requests
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.providers.fixtures import OidcServer
 from tests.support.accounts import PASSWORD
 from tests.support.api import new_email
 from tests.support.http import serving_thread
+from tests.support.providers import OidcServer
 from tests.support.sqlite_server import Server
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -36,7 +37,7 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-q
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
-AXE_DIR = Path(__file__).resolve().parents[1] / "browser" / "axe"
+AXE_DIR = Path(__file__).resolve().parents[1] / "system" / "browser" / "axe"
 
 # The client sites, `symbols` and `footprints`: a tiny HTTP server of the tests (ClientSites) on a
 # port of its own, answering their redirect URIs with a small page. Not a port where nothing listens

@@ -1,4 +1,6 @@
-"""A service that checks captcha tokens with a local stand-in for the provider."""
+"""The captcha provider's stand-in for any test (a pytest plugin: tests/conftest.py). A module
+whose app checks tokens with it imports tests.support.captcha_standin's `captcha_app_settings`
+(its `settings`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.captcha.standin import StandIn, captcha_settings
+from tests.support.captcha_standin import StandIn
 
 
 @pytest.fixture
@@ -26,8 +28,3 @@ def captcha_mode() -> str:
 @pytest.fixture
 def captcha_extra() -> dict[str, Any]:
     return {}
-
-
-@pytest.fixture
-def settings(standin: StandIn, captcha_mode: str, captcha_extra: dict[str, Any]) -> dict[str, Any]:
-    return captcha_settings(standin, captcha_mode, **captcha_extra)

@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+import pytest
+
 from tests.support.http import serving_thread
 
 TURNSTILE_PASS_SECRET = "1x0000000000000000000000000000000AA"  # noqa: S105 (documented test key)
@@ -153,3 +155,10 @@ def captcha_settings(standin: StandIn, mode: str = "on", **extra: Any) -> dict[s
             "CAPTCHA_SECRET": "stand-in-secret", "CAPTCHA_SITE_KEY": "stand-in-site-key",
             "CAPTCHA_VERIFY_URL": f"{standin.url}/siteverify",
             "CAPTCHA_SCRIPT_URL": f"{standin.url}/api.js", "CAPTCHA_TIMEOUT": 2.0, **extra}
+
+
+@pytest.fixture(name="settings")
+def captcha_app_settings(standin: StandIn, captcha_mode: str,
+                         captcha_extra: dict[str, Any]) -> dict[str, Any]:
+    """`settings` for a module that imports it: a service checking tokens with `standin`."""
+    return captcha_settings(standin, captcha_mode, **captcha_extra)

@@ -1,5 +1,6 @@
 """Events to client sites (issue 24): a receiver on 127.0.0.1 for each test, and sites whose
-endpoints are its paths."""
+endpoints are its paths. A pytest plugin (tests/conftest.py): `receiver`, `example_site` and `dns`
+for any test; a module marked `app_settings("events")` gets `events_settings`."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from typing import Any
 import pytest
 from werkzeug.serving import make_server
 
-from tests.events.receiver import Receiver
 from tests.support.client_kit import site_module
 from tests.support.http import serving_thread
+from tests.support.receiver import Receiver
 
 SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()
 OUTSIDER_SECRET = "whsec_" + base64.b64encode(b"o" * 32).decode()
@@ -26,8 +27,8 @@ def receiver() -> Iterator[Receiver]:
     found.close()
 
 
-@pytest.fixture
-def settings(receiver: Receiver) -> dict[str, object]:
+def events_settings(receiver: Receiver) -> dict[str, Any]:
+    """The sites `symbols` (first party) and `outsider`, whose webhooks go to `receiver`."""
     return {
         "WEBHOOK_RETRY_DELAY": 0.05, "MAIL_POLL_SECONDS": 0.1,
         "CLIENT_SITES": {

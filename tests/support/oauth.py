@@ -1,4 +1,4 @@
-"""Whole provider sign-ins through the test client and the local stand-ins (tests/providers):
+"""Whole provider sign-ins through the test client and the local stand-ins (tests/support):
 Google is oidc-provider (Node) on 127.0.0.1, GitHub a local server of the tests."""
 
 import base64
@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.providers import fixtures
+from tests.support import providers as fixtures
 from tests.support.sites import OAUTH_SITES, SYMBOLS_CALLBACK
 
 VERIFIER = "client-site-verifier-" + "x" * 30

@@ -1,6 +1,6 @@
 """Helpers for the OpenID Connect provider's tests through the test client: a public and a
 confidential client, and the steps of the authorization code flow with PKCE, done as a browser
-and a client would. (tests/oidc/conftest.py registers the clients.)"""
+and a client would. (tests/unit/oidc/conftest.py registers the clients.)"""
 
 from __future__ import annotations
 

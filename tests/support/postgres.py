@@ -40,7 +40,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from tests.infra import (
+from tests.support.servers import (
     INSTALL_HINT,
     LOOPBACK,
     InfraError,

@@ -2,9 +2,10 @@
 
 Import them into a conftest (or a test module):
 
-    from tests.providers.fixtures import github_server, oidc_server  # noqa: F401
+    from tests.support.providers import github_server, oidc_server  # noqa: F401
 
-`oidc_server` (session scope): an `OidcServer`, oidc-provider on Node (tests/providers/oidc), whose
+`oidc_server` (session scope): an `OidcServer`, oidc-provider on Node
+(tests/support/oidc_provider), whose
 one client is `OIDC_CLIENT_ID` / `OIDC_CLIENT_SECRET` with the redirect URIs in
 `OIDC_REDIRECT_URIS` (read when the fixture starts). Point the app at `oidc_server.metadata_url`.
 Its account (`next_login`) stays until changed: a test that changes it, or that calls
@@ -37,10 +38,10 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 import requests
 
-from tests.providers.fake_github import FakeGitHub
+from tests.support.fake_github import FakeGitHub
 from tests.support.node import NpmError, npm_ci
 
-OIDC_DIR = Path(__file__).resolve().parent / "oidc"
+OIDC_DIR = Path(__file__).resolve().parent / "oidc_provider"
 OIDC_CLIENT_ID = "svc-test-client"
 OIDC_CLIENT_SECRET = "svc-test-secret"
 OIDC_REDIRECT_URIS = ["http://127.0.0.1:5000/api/v2/auth/google/callback"]
@@ -60,7 +61,8 @@ class ProviderStartError(RuntimeError):
 
 
 def ensure_oidc_node_modules() -> None:
-    """`npm ci` in tests/providers/oidc when node_modules is missing or older than the lock file."""
+    """`npm ci` in tests/support/oidc_provider when node_modules is missing or older than the lock
+    file."""
     try:
         npm_ci(OIDC_DIR)
     except NpmError as error:

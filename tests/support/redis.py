@@ -25,7 +25,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from tests.infra import (
+from tests.support.servers import (
     INSTALL_HINT,
     LOOPBACK,
     InfraError,

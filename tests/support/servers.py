@@ -1,4 +1,4 @@
-"""Throwaway servers for the tests: PostgreSQL (`tests.infra.postgres`) and Redis (`.redis`).
+"""Throwaway servers for the tests: PostgreSQL (`tests.support.postgres`) and Redis (`.redis`).
 
 Each module has a plain function that starts a server in a folder and returns a handle
 (`start_postgres`, `start_redis`) and pytest fixtures built on it (`postgres_server`,
@@ -11,7 +11,7 @@ A missing binary makes the fixture fail (never skip) with a message that says so
 To use the fixtures in a test module, register the modules as pytest plugins, e.g. in the root
 `tests/conftest.py`:
 
-    pytest_plugins = ["tests.infra.postgres", "tests.infra.redis"]
+    pytest_plugins = ["tests.support.postgres", "tests.support.redis"]
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ import jwt
 import pytest
 import requests
 
-from tests.providers import fixtures
-from tests.providers.fake_github import FakeGitHub
-from tests.providers.fixtures import OIDC_REDIRECT_URIS, OidcServer, follow_authorization
+from tests.support import providers as fixtures
+from tests.support.fake_github import FakeGitHub
+from tests.support.providers import OIDC_REDIRECT_URIS, OidcServer, follow_authorization
 
 # The fixtures, under their own names (an import would trip ruff's F811 on every test using one).
 oidc_server = fixtures.oidc_server

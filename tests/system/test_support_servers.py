@@ -13,11 +13,11 @@ import pytest
 import redis
 import sqlalchemy as sa
 
-from tests.infra import InfraError
+from tests.support.servers import InfraError
 
 if TYPE_CHECKING:
-    from tests.infra.postgres import PostgresServer
-    from tests.infra.redis import RedisServer
+    from tests.support.postgres import PostgresServer
+    from tests.support.redis import RedisServer
 
 # Registered here so that this module runs on its own; the root conftest may register them too
 # (pytest loads a plugin once). Not imported at the top: pytest must import them first, as plugins,
@@ -118,14 +118,14 @@ def test_fresh_postgres_url_is_dropped_after_the_test(
 
 
 def test_missing_postgres_says_what_to_run(tmp_path: Path) -> None:
-    from tests.infra.postgres import find_pg_bindir
+    from tests.support.postgres import find_pg_bindir
 
     with pytest.raises(InfraError, match="scripts/install-test-tools"):
         find_pg_bindir(str(tmp_path / "no-such" / "*" / "bin"))
 
 
 def test_the_highest_postgres_version_is_picked(tmp_path: Path) -> None:
-    from tests.infra.postgres import find_pg_bindir
+    from tests.support.postgres import find_pg_bindir
 
     for version in ("9.6", "13", "15", "not-a-server"):
         bindir = tmp_path / version / "bin"
@@ -183,7 +183,7 @@ def test_redis_stop_and_start_are_idempotent(redis_server: RedisServer) -> None:
 
 
 def test_missing_redis_says_what_to_run(tmp_path: Path) -> None:
-    from tests.infra.redis import find_redis_server
+    from tests.support.redis import find_redis_server
 
     with pytest.raises(InfraError, match="scripts/install-test-tools"):
         find_redis_server(path=str(tmp_path))

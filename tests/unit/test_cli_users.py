@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AuditEvent, User
-from tests.test_cli import run
+from tests.unit.test_cli import run
 
 
 def table(output):
@@ -181,7 +181,7 @@ def test_users_enable_leaves_a_closing_account_to_its_owner(app, user):
 
 
 def test_a_malformed_plan_word_is_refused(app, user):
-    # (Outside the catalogue: tests/admin/test_plans_always_in_force.py.)
+    # (Outside the catalogue: tests/unit/domain/accounts/test_plans_in_force.py.)
     bad = run(app, "users", "set-plan", user.email, "Gold Plan")
     assert bad.exit_code == 1 and "lower-case letters" in bad.output
     created = run(app, "users", "create", "new@example.com", "--password",

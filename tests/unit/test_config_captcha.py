@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from app import create_app
-from tests.captcha.standin import TURNSTILE_PASS_SECRET
+from tests.support.captcha_standin import (
+    TURNSTILE_PASS_SECRET,
+    captcha_app_settings,  # noqa: F401 (its settings)
+)
 
 PRODUCTION = {"ENV": "production", "SECRET_KEY": "k" * 64, "PUBLIC_URL": "https://auth.example",
               "MAIL_URL": "file:///tmp/mail", "SQLALCHEMY_DATABASE_URI": "sqlite://"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app import config, config_reference
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "settings-reference"
 
 

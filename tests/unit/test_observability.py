@@ -46,7 +46,7 @@ class TestBehindAProxy:
 
 def test_the_documented_nginx_example_logs_paths_without_their_query_strings():
     """Reset tokens, handoff codes and states travel in query strings (issue 12, item 11)."""
-    example = (Path(__file__).resolve().parent.parent / "deploy" / "nginx" / "svc-auth.conf"
+    example = (Path(__file__).resolve().parents[2] / "deploy" / "nginx" / "svc-auth.conf"
                ).read_text()
     name, log_format = re.search(r"log_format (\w+) (.*?);", example, re.DOTALL).groups()
     assert re.search(rf"access_log \S+ {name};", example)

@@ -1,6 +1,6 @@
 """Real-browser tests of the hosted pages: Debian's Chromium driven by Playwright, against a real
 gunicorn server (tests/support/sqlite_server.py) and the local OpenID Connect server standing in for
-Google (tests/providers).
+Google (tests/support).
 
 - `site` (session): a 1-worker server (rate limits on, counted in its database) with two
   client sites, `symbols` and `footprints`, whose
@@ -11,7 +11,8 @@ Google (tests/providers).
 - `browser` (session): Chromium from /usr/bin/chromium, never a Playwright browser download.
 - `context` / `new_context` / `page`: a fresh browser context (its own cookies) per test, closed
   after it.
-- `axe_source` (session): axe-core from npm (tests/browser/axe, pinned in its package-lock.json),
+- `axe_source` (session): axe-core from npm (tests/system/browser/axe, pinned in its
+package-lock.json),
   installed with `npm ci` when node_modules is missing or older than the lock.
 """
 
@@ -26,7 +27,6 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.providers.fixtures import OidcServer, start_oidc_server
 from tests.support.browser import (
     AXE_DIR,
     CHROMIUM,
@@ -39,6 +39,7 @@ from tests.support.browser import (
     client_sites_setting,
 )
 from tests.support.node import NpmError, npm_ci
+from tests.support.providers import OidcServer, start_oidc_server
 from tests.support.sqlite_server import Server, ServerFactory, server_pool, start_server
 
 

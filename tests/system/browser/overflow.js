@@ -1,4 +1,4 @@
-// What does not fit on a hosted page (tests/browser/test_page_matrix.py), as a list of what and
+// What does not fit on a hosted page (tests/system/browser/test_page_matrix.py), as a list of what and
 // where: text cut in a box that hides or scrolls its overflow, a button's or field's text cut, text
 // past the edge of the block it is in (a long word that does not wrap), and with `phone` anything
 // past the viewport's edges. Evaluated as a function: page.evaluate(source, phone).

@@ -21,11 +21,6 @@ import pytest
 import requests
 from playwright.sync_api import Page, Response, expect
 
-from tests.browser.test_accessibility import (
-    PHONE,
-    check_at_both_widths,
-    check_security_headers,
-)
 from tests.support.accounts import PASSWORD
 from tests.support.api import new_email, signup
 from tests.support.browser import (
@@ -39,6 +34,11 @@ from tests.support.browser import (
     sign_in_with_form,
 )
 from tests.support.sqlite_server import Server
+from tests.system.browser.test_accessibility import (
+    PHONE,
+    check_at_both_widths,
+    check_security_headers,
+)
 
 pytestmark = pytest.mark.e2e
 

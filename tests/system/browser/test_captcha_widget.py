@@ -1,5 +1,6 @@
 """A hosted sign-up with the captcha widget, in Chromium (issue 17, item 6): the page loads the
-provider's script (the local stand-in's, tests/captcha/standin.py) under a CSP widened to that
+provider's script (the local stand-in's, tests/support/captcha_standin.py) under a CSP widened to
+that
 origin alone; the form is refused until the widget is solved, then the account is created."""
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.captcha.standin import StandIn
 from tests.support.accounts import PASSWORD
 from tests.support.api import new_email
+from tests.support.captcha_standin import StandIn
 from tests.support.sqlite_server import ServerFactory
 
 pytestmark = pytest.mark.e2e

@@ -21,12 +21,6 @@ import pytest
 import requests
 from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
 
-from tests.browser.test_accessibility import (
-    IPHONE_UA,
-    PHONE,
-    check_at_both_widths,
-    check_security_headers,
-)
 from tests.support.accounts import PASSWORD
 from tests.support.api import new_email
 from tests.support.browser import (
@@ -36,6 +30,12 @@ from tests.support.browser import (
     create_account,
     sign_in_with_form,
     signed_in_and_confirmed,
+)
+from tests.system.browser.test_accessibility import (
+    IPHONE_UA,
+    PHONE,
+    check_at_both_widths,
+    check_security_headers,
 )
 
 pytestmark = pytest.mark.e2e

@@ -34,7 +34,6 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.browser.test_accessibility import DESKTOP, PHONE, SCREENSHOTS, run_axe
 from tests.support.accounts import PASSWORD
 from tests.support.browser import (
     DEFAULT_TIMEOUT_MS,
@@ -48,6 +47,7 @@ from tests.support.browser import (
     start_authenticator,
 )
 from tests.support.sqlite_server import server_pool
+from tests.system.browser.test_accessibility import DESKTOP, PHONE, SCREENSHOTS, run_axe
 
 pytestmark = pytest.mark.e2e
 
@@ -166,7 +166,7 @@ PAGES = ("login", "signup", "second-step", "consent", "reset", "account")
 
 # -- the checks -----------------------------------------------------------------------------------
 
-# What does not fit (tests/browser/overflow.js): a list of what and where.
+# What does not fit (tests/system/browser/overflow.js): a list of what and where.
 OVERFLOW = (Path(__file__).parent / "overflow.js").read_text(encoding="utf-8")
 
 # The site's looks on the page: its colour, its logo loaded, its name said.

@@ -1,6 +1,6 @@
 """Our own small scripts in Chromium (issue 25, part 3): the show-password button beside a
 password field, and the recovery codes' copy button; each page works as well without them.
-(What the pages render for them: tests/pages/test_page_scripts.py.)"""
+(What the pages render for them: tests/unit/pages/test_own_scripts.py.)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import re
 import pytest
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.test_accessibility import check_axe
 from tests.support.accounts import PASSWORD
 from tests.support.api import new_email
 from tests.support.browser import (
@@ -21,6 +20,7 @@ from tests.support.browser import (
     signed_in_and_confirmed,
     start_authenticator,
 )
+from tests.system.browser.test_accessibility import check_axe
 
 pytestmark = pytest.mark.e2e
 

@@ -26,9 +26,6 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from playwright.sync_api import Locator, Page, Response, expect
 
-from tests.browser.test_accessibility import PHONE, check_at_both_widths, check_security_headers
-from tests.infra import free_port
-from tests.providers.fixtures import OidcServer
 from tests.support.accounts import PASSWORD
 from tests.support.browser import (
     GENEROUS_LIMITS,
@@ -43,9 +40,16 @@ from tests.support.browser import (
     wait_for_callback,
 )
 from tests.support.http import status_of
+from tests.support.providers import OidcServer
 from tests.support.server import GunicornError, flask_cli, service_environment, start_gunicorn
+from tests.support.servers import free_port
 from tests.support.soft_authenticator import unb64url
 from tests.support.sqlite_server import Server
+from tests.system.browser.test_accessibility import (
+    PHONE,
+    check_at_both_widths,
+    check_security_headers,
+)
 
 pytestmark = pytest.mark.e2e
 

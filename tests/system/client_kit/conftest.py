@@ -9,7 +9,8 @@ examples/client_site/app.py by file path (the service already owns the package n
   on its own port with werkzeug's server in a thread. The sites' origins and callback URIs are
   registered in the service's SVC_CLIENT_SITES, so the service's CORS answers them.
 - `browser_thread` (session): Debian's Chromium driven by Playwright's sync API in a thread of
-  its own. Another sync Playwright (tests/browser's session fixture) may already be running in
+  its own. Another sync Playwright (tests/system/browser's session fixture) may already be running
+  in
   the main thread, and two cannot share one thread; here every browser scenario is a function
   `run(fn)` hands to that thread, and whatever it raises is raised again in the test.
 """

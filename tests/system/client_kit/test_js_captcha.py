@@ -15,8 +15,8 @@ import pytest
 import requests
 from playwright.sync_api import BrowserContext, expect
 
-from tests.captcha.standin import StandIn, fresh_token
 from tests.support.accounts import PASSWORD
+from tests.support.captcha_standin import StandIn, fresh_token
 from tests.support.client_kit import (
     HTTP_TIMEOUT,
     BrowserThread,

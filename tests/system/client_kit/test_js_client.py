@@ -490,7 +490,7 @@ def test_the_bearer_token_goes_to_this_site_and_the_service_only(kit: Kit,
 
 def test_a_v1_login_that_needs_a_second_factor_says_where_to_sign_in(
         kit: Kit, browser_thread: BrowserThread):
-    """The service's 403 mfa_required (tests/api/test_second_factor_api.py): the kit rejects
+    """The service's 403 mfa_required (tests/unit/api/test_v2_second_factor.py): the kit rejects
     with its code and login_url, and the example site tells the person what to do."""
     site = kit.symbols
     email = kit.create_account()

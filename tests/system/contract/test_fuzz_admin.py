@@ -21,9 +21,9 @@ from schemathesis.config import HealthCheck
 from app.domain.accounts import accounts
 from app.domain.clients import service_clients
 from app.extensions import db
-from tests.contract.test_fuzz_api import EXCLUDED_CHECKS, SEED, problem_details_for_4xx
 from tests.support.apps import dispose_app
 from tests.support.contract import IN_CI, build_contract_app
+from tests.system.contract.test_fuzz_api import EXCLUDED_CHECKS, SEED, problem_details_for_4xx
 
 EXAMPLES = max(10, int(os.environ.get("SVC_FUZZ_EXAMPLES", "150")) // 3)
 

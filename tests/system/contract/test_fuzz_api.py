@@ -24,7 +24,7 @@ together; the stateful run gets half as many scenarios), a fixed seed (`SVC_FUZZ
 derandomized when `CI` is set. How many cases ran is printed at the end of the run (section
 "contract fuzzing") and checked by the last test. A longer run:
 
-    SVC_FUZZ_EXAMPLES=2000 .venv/bin/pytest -q tests/contract/test_fuzz_api.py
+    SVC_FUZZ_EXAMPLES=2000 .venv/bin/pytest -q tests/system/contract/test_fuzz_api.py
 
 schemathesis's pytest integration needs the schema when this module is imported (its fixture
 loader does not work with pytest 9.2), so the app is built here, in a temporary directory.
@@ -70,7 +70,8 @@ APP = build_contract_app(WORKDIR)
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP, config=schemathesis.Config(
     seed=SEED, suppress_health_check=[HealthCheck.too_slow]))
 # The OpenID Connect endpoints answer RFC 6749 errors and HTML pages, not problem details: the
-# relying parties of tests/oidc and tests/e2e/test_oidc_relying_parties.py exercise them.
+# relying parties of tests/unit/oidc and tests/system/e2e/test_oidc_relying_parties.py exercise
+# them.
 schema = schema.exclude(path_regex="^/oauth2/")
 # The admin API takes a service client's token, not a person's: test_fuzz_admin.py fuzzes it.
 schema = schema.exclude(path_regex="^/api/admin/")

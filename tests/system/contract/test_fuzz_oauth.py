@@ -2,9 +2,10 @@
 the query, the form body or the Authorization header of /oauth2/*, the answer is a refusal of
 OAuth's shape (RFC 6749 JSON for the clients' endpoints, a page for the browser's), or what a
 well-formed request gets; never a 5xx, never a redirect to a URI that is not the client's, and a
-refused push keeps nothing. tests/oidc/test_hostile_input.py has the values that were 500s.
+refused push keeps nothing. tests/unit/oidc/test_endpoints_hostile_input.py has the values that
+were 500s.
 
-Bounded as tests/contract/test_fuzz_parsing.py is (`SVC_FUZZ_EXAMPLES`, derandomized in CI).
+Bounded as tests/system/contract/test_fuzz_parsing.py is (`SVC_FUZZ_EXAMPLES`, derandomized in CI).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from werkzeug.test import TestResponse
 
 from app.extensions import db
 from app.models import HandoffCode, PushedRequest
-from tests.contract.test_fuzz_parsing import ANY_TEXT, FUZZ, HEADER_TEXT, quoted
-from tests.oidc.helpers import CONFIDENTIAL, PUBLIC, PUBLIC_URI, SECRET, SITES
 from tests.support.apps import dispose_app
 from tests.support.contract import build_contract_app
+from tests.support.oidc import CONFIDENTIAL, PUBLIC, PUBLIC_URI, SECRET, SITES
+from tests.system.contract.test_fuzz_parsing import ANY_TEXT, FUZZ, HEADER_TEXT, quoted
 
 # RFC 6749 §4.1.2.1 and §5.2, RFC 7009 §2.2.1, RFC 9126 §2.3, OpenID Connect Core §3.1.2.6;
 # slow_down: our 429s (pushed requests over their caps, in a long run).

@@ -6,7 +6,7 @@ layer (no 500, no HTML error page from the API).
 Bounded: `SVC_FUZZ_EXAMPLES` examples per property (default below), no deadline, derandomized when
 `CI` is set. A longer run:
 
-    SVC_FUZZ_EXAMPLES=2000 .venv/bin/pytest -q tests/contract/test_fuzz_parsing.py
+    SVC_FUZZ_EXAMPLES=2000 .venv/bin/pytest -q tests/system/contract/test_fuzz_parsing.py
 
 (schemathesis, installed alongside, makes Hypothesis print a failing example's arguments as
 blanks, so each test `note()`s what it sent: look for the lines after "Failing test case".)
@@ -132,7 +132,7 @@ def claims_and_header(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
 def sign(app: Flask, claims: dict[str, Any], header: dict[str, Any]) -> str:
     """A token signed with the app's signing key, with its kid and typ unless the header says
     otherwise. Put together by hand: PyJWT will not write odd claims or header fields. (A header
-    naming another algorithm is tests/api's business.)"""
+    naming another algorithm is tests/unit/api's business.)"""
     with app.app_context():
         tokens = tools().access_tokens
         key = tokens.keyring.signing_key()

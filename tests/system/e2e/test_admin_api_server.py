@@ -17,7 +17,6 @@ import pytest
 import requests
 from flask.testing import FlaskClient
 
-from tests.infra import free_port
 from tests.support.admin import printed_credentials
 from tests.support.api import (
     all_at_once,
@@ -32,6 +31,7 @@ from tests.support.api import (
 )
 from tests.support.http import TIMEOUT, bearer
 from tests.support.server import ROOT, flask_cli
+from tests.support.servers import free_port
 from tests.support.sqlite_server import Server, service_env
 
 pytestmark = pytest.mark.e2e

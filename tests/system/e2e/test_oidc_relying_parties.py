@@ -1,6 +1,7 @@
 """Real relying parties against a real server (issue 15, "Tests that prove it"; issue 26: with
 their default settings, on the first try): openid-client, the certified Node library
-(tests/oidc/rp), and authlib's Flask client, each with a confidential client registered for the
+(tests/support/oidc_rp), and authlib's Flask client, each with a confidential client registered for
+the
 library's default authentication method and with a public client (PKCE). Nothing of ours runs on
 the client side: each library discovers the provider, sends the browser through the hosted login
 form, validates the ID token itself (signature from the JWKS, iss, aud, nonce, at_hash), and
@@ -34,7 +35,7 @@ from tests.support.sqlite_server import Server, start_server
 
 pytestmark = pytest.mark.e2e
 
-RP_DIR = Path(__file__).resolve().parents[1] / "oidc" / "rp"
+RP_DIR = Path(__file__).resolve().parents[2] / "support" / "oidc_rp"
 # ledger: client_secret_basic (authlib's default); journal: client_secret_post (openid-client's).
 PUBLIC, CONFIDENTIAL, POSTING, EXAMPLE = "notes", "ledger", "journal", "symbols"
 SECRET = "ledger-secret-0123456789-0123456789-0123456789"
@@ -75,7 +76,8 @@ def _account(provider: Server, email: str) -> str:
 
 
 def _openid_client(provider: Server, client_id: str, email: str) -> dict[str, Any]:
-    """What tests/oidc/rp/rp.mjs printed, run for this client with openid-client's defaults."""
+    """What tests/support/oidc_rp/rp.mjs printed, run for this client with openid-client's
+    defaults."""
     npm_ci(RP_DIR)
     given = {"issuer": provider.base_url, "clientId": client_id, "redirectUri": REDIRECT[client_id],
              "postLogoutUri": REDIRECT[client_id], "email": email, "password": PASSWORD}

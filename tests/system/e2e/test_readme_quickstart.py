@@ -18,7 +18,6 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from tests.infra import free_port
 from tests.support.accounts import PASSWORD
 from tests.support.browser import CHROMIUM
 from tests.support.client_kit import BrowserThread
@@ -28,6 +27,7 @@ from tests.support.quickstart import (
     start,
     wait_until_serving,
 )
+from tests.support.servers import free_port
 from tests.support.sqlite_server import Server, new_workdir, start_server
 
 pytestmark = pytest.mark.e2e

@@ -1,4 +1,5 @@
-"""The image, built once for tests/image (the Containerfile as shipped, on the mmdebstrap base)."""
+"""The image, built once for tests/system/image (the Containerfile as shipped, on the mmdebstrap
+base)."""
 
 from __future__ import annotations
 

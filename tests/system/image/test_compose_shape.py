@@ -5,7 +5,8 @@ service name; it ends in a sign-up and a sign-in through nginx over TLS.
 
 The services' commands, environments and mounts are read from compose.yaml and .env.example
 (with a secret key, a mail folder and a password of the test's); PostgreSQL, Redis and nginx are
-stand-ins built here from Debian's packages (tests/image/images), since no registry is reachable.
+stand-ins built here from Debian's packages (tests/system/image/images), since no registry is
+reachable.
 `make test-image` runs it (SVC_TEST_IMAGE=1).
 """
 

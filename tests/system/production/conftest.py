@@ -31,8 +31,8 @@ from tests.support.deployment import (
 )
 
 if TYPE_CHECKING:
-    from tests.infra.postgres import PostgresServer
-    from tests.infra.redis import RedisServer
+    from tests.support.postgres import PostgresServer
+    from tests.support.redis import RedisServer
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def migrated_postgres_url(postgres_server: PostgresServer,
 @pytest.fixture
 def own_postgres() -> Iterator[PostgresServer]:
     """A PostgreSQL server for this test alone, which it may stop and start again."""
-    from tests.infra.postgres import start_postgres
+    from tests.support.postgres import start_postgres
 
     base = Path(tempfile.mkdtemp(prefix="svc-prod-pg-"))
     base.chmod(0o711)  # PostgreSQL runs as its own user when the tests run as root
@@ -108,7 +108,7 @@ def own_postgres() -> Iterator[PostgresServer]:
 @pytest.fixture(scope="module")
 def own_redis() -> Iterator[RedisServer]:
     """A Redis server for this module's tests, which they stop and start again, or hang."""
-    from tests.infra.redis import start_redis
+    from tests.support.redis import start_redis
 
     base = Path(tempfile.mkdtemp(prefix="svc-prod-redis-"))
     server = None

@@ -21,7 +21,6 @@ import psycopg
 import pytest
 import requests
 
-from tests.infra import free_port
 from tests.support.accounts import PASSWORD
 from tests.support.api import (
     assert_problem,
@@ -43,10 +42,11 @@ from tests.support.deployment import (
     shared_settings,
 )
 from tests.support.http import TIMEOUT, wait_until
+from tests.support.servers import free_port
 
 if TYPE_CHECKING:
-    from tests.infra.postgres import PostgresServer
-    from tests.infra.redis import RedisServer
+    from tests.support.postgres import PostgresServer
+    from tests.support.redis import RedisServer
 
 pytestmark = pytest.mark.e2e
 

@@ -49,8 +49,8 @@ from tests.support.deployment import (
 from tests.support.http import bearer, wait_until
 
 if TYPE_CHECKING:
-    from tests.infra.postgres import PostgresServer
-    from tests.infra.redis import RedisServer
+    from tests.support.postgres import PostgresServer
+    from tests.support.redis import RedisServer
 
 pytestmark = pytest.mark.e2e
 

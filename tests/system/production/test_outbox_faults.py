@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 import pytest
 from aiosmtpd.controller import Controller
 
-from tests.infra import LOOPBACK
 from tests.support.api import mailed_links, new_email, open_mailed_link, post, signup
 from tests.support.deployment import (
     NEW_PASSWORD,
@@ -29,9 +28,10 @@ from tests.support.deployment import (
     shared_settings,
 )
 from tests.support.http import wait_until
+from tests.support.servers import LOOPBACK
 
 if TYPE_CHECKING:
-    from tests.infra.postgres import PostgresServer
+    from tests.support.postgres import PostgresServer
 
 pytestmark = pytest.mark.e2e
 

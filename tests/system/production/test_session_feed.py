@@ -24,7 +24,7 @@ from tests.support.deployment import Instance, InstanceFactory, cli, shared_sett
 from tests.support.http import bearer
 
 if TYPE_CHECKING:
-    from tests.infra.redis import RedisServer
+    from tests.support.redis import RedisServer
 
 pytestmark = pytest.mark.e2e
 

@@ -13,7 +13,7 @@ from tests.support.api import new_email, signup, verify
 from tests.support.deployment import InstanceFactory, cli, shared_settings
 
 if TYPE_CHECKING:
-    from tests.infra.redis import RedisServer
+    from tests.support.redis import RedisServer
 
 pytestmark = pytest.mark.e2e
 

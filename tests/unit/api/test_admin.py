@@ -16,7 +16,7 @@ ADMIN = "/api/admin/v1"
 
 @pytest.fixture
 def settings():
-    from tests.oidc.helpers import SITES
+    from tests.support.oidc import SITES
     return {"CLIENT_SITES": SITES}
 EVERY_SCOPE = ("users:read", "users:write", "users:plan", "sessions:revoke", "audit:read")
 
@@ -70,7 +70,7 @@ def test_a_client_gets_no_scope_it_was_not_registered_with(app, client):
 
 
 def test_a_persons_token_an_id_token_and_a_sites_own_token_get_401(client, user, login):
-    from tests.oidc.helpers import CONFIDENTIAL, SECRET
+    from tests.support.oidc import CONFIDENTIAL, SECRET
     person = login(user)["access_token"]
     site_own = client.post("/oauth2/token", data={"grant_type": "client_credentials"},
                            auth=(CONFIDENTIAL, SECRET)).get_json()["access_token"]
@@ -293,7 +293,7 @@ def test_the_delivery_log_lists_and_retries_through_the_admin_api(app, client, s
 
 
 def test_an_id_token_and_a_third_party_clients_token_get_401(client, user, support):
-    from tests.oidc.helpers import authorize_query, get_code, pkce, redeem
+    from tests.support.oidc import authorize_query, get_code, pkce, redeem
     verifier = pkce()
     code = get_code(client, user, authorize_query(verifier=verifier))
     issued = redeem(client, code, verifier).get_json()

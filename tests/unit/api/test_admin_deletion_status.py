@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.support import admin
 from tests.support.admin import bearer
-from tests.test_cli import run
+from tests.unit.test_cli import run
 
 ADMIN = "/api/admin/v1"
 

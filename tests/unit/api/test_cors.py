@@ -17,7 +17,7 @@ from tests.support.apps import build_app, dispose_app
 from tests.support.counting import Counter
 
 if TYPE_CHECKING:
-    from tests.infra.redis import RedisServer
+    from tests.support.redis import RedisServer
 
 SHOP, OTHER = "https://shop.example.com", "https://other.example.com"
 

@@ -2,6 +2,8 @@
 
 import pytest
 
+pytestmark = pytest.mark.app_settings("oauth")
+
 
 def test_a_registered_origin_is_allowed(client):
     response = client.get("/api/v2/auth/verify", headers={"Origin": "https://symbols.example"})

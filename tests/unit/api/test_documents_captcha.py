@@ -6,8 +6,11 @@ from __future__ import annotations
 import pytest
 
 from app.api.documents import Problem
-from tests.captcha.standin import fresh_token
 from tests.support.accounts import PASSWORD
+from tests.support.captcha_standin import (
+    captcha_app_settings,  # noqa: F401 (its settings)
+    fresh_token,
+)
 
 
 def test_captcha_token_is_an_optional_field_of_every_asking_body(client):

@@ -1,7 +1,9 @@
 """The OpenAPI document's models for the OpenID Connect endpoints describe what they answer."""
 
+import pytest
+
 from app.api import documents as out
-from tests.oidc.helpers import (
+from tests.support.oidc import (
     CONFIDENTIAL,
     PUBLIC,
     SECRET,
@@ -10,6 +12,8 @@ from tests.oidc.helpers import (
     pkce,
     redeem,
 )
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 def test_the_answers_are_the_documented_models(client, user):

@@ -4,9 +4,12 @@ and nothing in it that is not true."""
 from urllib.parse import urlsplit
 
 import jwt
+import pytest
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
-from tests.oidc.helpers import authorize_query, get_code, pkce, redeem
+from tests.support.oidc import authorize_query, get_code, pkce, redeem
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 # OpenID Connect Discovery 1.0 §3: REQUIRED (token_endpoint too, without the implicit flow).
 REQUIRED = ("issuer", "authorization_endpoint", "token_endpoint", "jwks_uri",
@@ -56,7 +59,7 @@ def test_it_claims_only_what_the_provider_does(client):
 def test_claims_supported_are_exactly_those_an_id_token_and_userinfo_carry(app, client, user):
     """With every scope and a nonce: nothing listed that is never issued, nothing issued that is
     not listed; acr says one of acr_values_supported (aal2 with a second factor:
-    tests/oidc/test_second_factor_oidc.py)."""
+    tests/unit/web/test_pending_authorization.py)."""
     metadata = client.get("/.well-known/openid-configuration").get_json()
     verifier = pkce()
     code = get_code(client, user, authorize_query(verifier=verifier))

@@ -4,9 +4,9 @@ its before and after values, and the account's activity leaves reads out unless 
 
 from __future__ import annotations
 
-from tests.console.test_console import CLI, operator  # noqa: F401 (a fixture)
 from tests.support.audit import audit_rows
 from tests.support.pages import submit
+from tests.unit.console.test_views import CLI, operator  # noqa: F401 (a fixture)
 
 
 def test_every_page_an_operator_sees_is_traced_with_the_accounts_on_it(app, user, make_user,

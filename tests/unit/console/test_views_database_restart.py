@@ -4,9 +4,9 @@ traced is the console's 503 page, never a 500, and shows nothing of the account.
 from __future__ import annotations
 
 from app.console import views
-from tests.console.test_console import operator  # noqa: F401 (a fixture)
 from tests.support.audit import audit_rows
 from tests.support.outages import database_url, outage, then  # noqa: F401 (fixtures)
+from tests.unit.console.test_views import operator  # noqa: F401 (a fixture)
 
 
 def test_a_page_whose_trace_was_not_kept_is_a_503_page(

@@ -9,10 +9,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from tests.console.test_console import operator  # noqa: F401 (a fixture)
 from tests.support import admin
 from tests.support.admin import bearer
 from tests.support.api import all_at_once
+from tests.unit.console.test_views import operator  # noqa: F401 (a fixture)
 
 ADMIN = "/api/admin/v1"
 

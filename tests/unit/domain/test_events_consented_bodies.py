@@ -12,11 +12,13 @@ from standardwebhooks import Webhook
 from app.domain.clock import system_clock
 from app.extensions import db
 from app.models import AuthSession, ConsentGrant
-from tests.events.conftest import OUTSIDER_SECRET, SECRET
-from tests.oidc.helpers import authorize_query, get_code, pkce, redeem
 from tests.support import admin
 from tests.support.admin import bearer
+from tests.support.events import OUTSIDER_SECRET, SECRET
+from tests.support.oidc import authorize_query, get_code, pkce, redeem
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("events")
 
 OUTSIDER_URI = "https://outsider.example/cb"
 

@@ -18,8 +18,10 @@ from app.domain.clock import system_clock
 from app.domain.lifecycle import leaving
 from app.extensions import db
 from app.models import AccountEvent, Delivery
-from tests.events.conftest import SECRET
 from tests.support.apps import build_app, dispose_app
+from tests.support.events import SECRET
+
+pytestmark = pytest.mark.app_settings("events")
 
 CLI = ClientInfo(actor="cli")
 

@@ -15,11 +15,11 @@ from standardwebhooks import Webhook
 from app.domain.clock import system_clock
 from app.extensions import db
 from app.models import AccountEvent, User
-from tests.events.conftest import SECRET, example_app
-from tests.events.receiver import Receiver
 from tests.support import admin
 from tests.support.admin import bearer
 from tests.support.api import all_at_once
+from tests.support.events import SECRET, example_app
+from tests.support.receiver import Receiver
 
 ADMIN = "/api/admin/v1"
 PLANS = ("free", "pro", "team")

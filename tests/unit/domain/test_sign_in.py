@@ -9,12 +9,14 @@ from sqlalchemy import update
 
 from app.extensions import db
 from app.models import Passkey, User
-from tests.providers import fixtures
+from tests.support import providers as fixtures
 from tests.support.accounts import OWNED
 from tests.support.oauth import OUR_CALLBACK, exchange, landing
 from tests.support.pages import submit
 from tests.support.second_factors import code_at, enrolled_user
 from tests.support.sites import OAUTH_SITES, SYMBOLS_CALLBACK
+
+pytestmark = pytest.mark.app_settings("oauth")
 
 github_server_session = fixtures.github_server_session
 github_server = fixtures.github_server

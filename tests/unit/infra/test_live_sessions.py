@@ -72,7 +72,8 @@ class FakePipeline:
         self.queued.append((key, value, ex))
 
     def publish(self, channel: str, message: str) -> None:
-        return None  # no instance here subscribes (that needs a real Redis: tests/production)
+        # No instance here subscribes (that needs a real Redis: tests/system/production).
+        return None
 
     def execute(self) -> list[bool]:
         self.redis._call()

@@ -14,7 +14,7 @@ from app.infra import session_feed
 from app.infra.session_feed import CHANNEL, FeedBroken, SessionFeed
 
 if TYPE_CHECKING:
-    from tests.infra.redis import RedisServer
+    from tests.support.redis import RedisServer
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from authlib.oauth2.base import invalid_error_characters
 
 from app.domain.tokens import tokens
 from app.oidc import client_auth
-from tests.oidc.helpers import (
+from tests.support.admin import register
+from tests.support.oidc import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
     PUBLIC,
@@ -21,7 +22,8 @@ from tests.oidc.helpers import (
     authorize_query,
     pkce,
 )
-from tests.support.admin import register
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 POSTING = "journal"  # registered for client_secret_post
 POSTING_URI = "https://journal.example/cb"

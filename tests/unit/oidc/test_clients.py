@@ -1,10 +1,14 @@
 """Client sites as OAuth / OpenID Connect clients (issue 15, item 1): the registry's defaults, a
 confidential client's secret (shown once, stored hashed, rotated from the CLI)."""
 
+import pytest
+
 from app.domain.clients import sites
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import ClientSite
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 def _cli(app, *args):

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import jwt
+import pytest
 
-from tests.oidc.helpers import (
+from tests.support.oidc import (
     PUBLIC,
     authorize_query,
     get_code,
@@ -14,6 +15,8 @@ from tests.oidc.helpers import (
     redeem,
     token_request,
 )
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 def _id_claims(app, client, id_token, audience=PUBLIC):
@@ -103,7 +106,7 @@ def test_a_refresh_token_reused_after_the_grace_window_ends_the_session(client, 
 
 
 def test_max_age_zero_is_satisfied_by_the_sign_in_it_asked_for(client, user, clock):
-    from tests.oidc.helpers import sign_in_through
+    from tests.support.oidc import sign_in_through
     get_code(client, user, authorize_query(verifier=pkce()))
     clock.advance(30)
     asked = client.get("/oauth2/authorize", query_string=authorize_query(verifier=pkce(),

@@ -3,7 +3,7 @@ backslashes, control and non-ASCII characters, lone percent-encodings and very l
 each parameter, and Basic credentials that are not UTF-8, are refused in OAuth's shape (a page or
 a redirect to the checked redirect URI at the authorization endpoint, RFC 6749 JSON at the
 clients' endpoints), never a 500, and a refused request stores nothing.
-tests/contract/test_fuzz_oauth.py fuzzes the same endpoints with any bytes."""
+tests/system/contract/test_fuzz_oauth.py fuzzes the same endpoints with any bytes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import HandoffCode, PushedRequest
-from tests.oidc.helpers import (
+from tests.support.oidc import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
     PUBLIC,
@@ -26,6 +26,8 @@ from tests.oidc.helpers import (
     query_of,
 )
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 # Each as it stands in a query string or a form body: the text's UTF-8 percent-encoded, and
 # percent-encodings that decode to no UTF-8 at all (werkzeug reads them as U+FFFD).

@@ -3,8 +3,12 @@ pages while its authorization waits, before the picker's cookie and Accept-Langu
 
 from __future__ import annotations
 
-from tests.oidc.helpers import authorize_query, pkce
-from tests.pages.test_languages import lang_of
+import pytest
+
+from tests.support.oidc import authorize_query, pkce
+from tests.unit.pages.test_language import lang_of
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 def test_ui_locales_picks_the_language_of_the_authorizations_pages(client):

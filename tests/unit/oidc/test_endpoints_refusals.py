@@ -7,7 +7,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.oidc.helpers import (
+from tests.support.oidc import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
     PUBLIC,
@@ -21,6 +21,8 @@ from tests.oidc.helpers import (
     redeem,
 )
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 @pytest.mark.parametrize("near_miss", [

@@ -3,11 +3,12 @@ logout (issue 15, item 2), through the test client."""
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AuditEvent
-from tests.oidc.helpers import (
+from tests.support.oidc import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
     PUBLIC,
@@ -21,6 +22,8 @@ from tests.oidc.helpers import (
     signed_in_tokens,
     verify_status,
 )
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 _signed_in_tokens, _verify = signed_in_tokens, verify_status
 

@@ -2,9 +2,12 @@
 to come, that no client site can take for a person's."""
 
 import jwt
+import pytest
 
 from app.api import documents as out
-from tests.oidc.helpers import CONFIDENTIAL, PUBLIC, SECRET
+from tests.support.oidc import CONFIDENTIAL, PUBLIC, SECRET
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 def test_a_confidential_client_gets_a_token_of_its_own_with_the_admin_audience(app, client):

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 
-from tests.oidc.helpers import (
+import pytest
+
+from tests.support.admin import register
+from tests.support.oidc import (
     PUBLIC,
     authorize_query,
     get_code,
@@ -15,9 +18,10 @@ from tests.oidc.helpers import (
     query_of,
     redeem,
 )
-from tests.oidc.test_consent import OUTSIDER, _answer
-from tests.support.admin import register
 from tests.support.pages import submit
+from tests.unit.domain.oidc.test_authorization import OUTSIDER, _answer
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 WITH_OFFLINE = "openid email profile offline_access"
 

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pytest
 
 from app.oidc import unsupported
-from tests.oidc.helpers import (
+from tests.support.oidc import (
     CONFIDENTIAL,
     PUBLIC,
     PUBLIC_URI,
@@ -21,8 +21,10 @@ from tests.oidc.helpers import (
     pkce,
     query_of,
 )
-from tests.oidc.test_hostile_input import stored
 from tests.support.pages import submit
+from tests.unit.oidc.test_endpoints_hostile_input import stored
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 REQUEST_OBJECT = "eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCJ9."  # alg none, as JAR allows
 REFUSED = {

@@ -15,6 +15,8 @@ from tests.support.accounts import PASSWORD, signed_in_now
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import SYMBOLS
 
+pytestmark = pytest.mark.app_settings("pages")
+
 NEW = "a brand new passphrase"
 
 

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from app.extensions import db
 from app.models import User
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("pages")
 
 
 def _signed_in(app, user):

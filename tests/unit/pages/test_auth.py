@@ -9,6 +9,8 @@ from app.domain.accounts import accounts
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import FOOTPRINTS, PAGE_SITES, SYMBOLS
 
+pytestmark = pytest.mark.app_settings("pages")
+
 PAGES = ["/login", "/signup", "/forgot-password", "/login?callback=symbols",
          "/login?callback=unknown", "/no-such-page", "/reset-password", "/confirm-email?token=x"]
 

@@ -10,6 +10,8 @@ from app.extensions import db
 from app.models import User
 from tests.support.pages import csrf_token, open_mailed_link
 
+pytestmark = pytest.mark.app_settings("pages")
+
 NEW, PASSPHRASE = "new@example.com", "a long enough passphrase"
 
 

@@ -12,6 +12,8 @@ from app.domain.clients import branding
 from app.domain.errors import InvalidBody
 from tests.support.pages import submit
 
+pytestmark = pytest.mark.app_settings("pages")
+
 
 def png(width: int = 2, height: int = 2, trailing: bytes = b"") -> bytes:
     def chunk(kind: bytes, body: bytes) -> bytes:
@@ -135,7 +137,7 @@ def test_the_device_list_names_the_site_a_session_was_opened_for(client, user, b
 def test_the_consent_page_of_a_third_party_client_is_in_its_looks(app, client, user, tmp_path):
     """Its name, logo and colour in the page's banner, as on every page from a site (an OpenID
     Connect request's redirect_uri is no handoff target: the client_id names the site)."""
-    from tests.oidc.helpers import authorize_query, pkce
+    from tests.support.oidc import authorize_query, pkce
 
     logo = tmp_path / "logo.svg"
     logo.write_bytes(SVG_OK)

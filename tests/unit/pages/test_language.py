@@ -1,6 +1,6 @@
 """The person's language (app/web/locale.py): the picker's cookie, then the account's saved
 language, then Accept-Language; English otherwise. <html lang> says which. (ui_locales, which
-comes first: tests/oidc/test_languages.py.)"""
+comes first: tests/unit/oidc/test_endpoints_languages.py.)"""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from app.extensions import db
 from app.models import User
 from app.pages.blueprint import duration
 from tests.support.pages import csrf_token, submit
+
+pytestmark = pytest.mark.app_settings("pages")
 
 
 def lang_of(page) -> str:

@@ -16,11 +16,13 @@ from app.domain.audit import ClientInfo
 from app.domain.errors import LinkNeedsRecentSignIn
 from app.extensions import db
 from app.models import AuthSession, Identity, User
-from tests.providers import fixtures
+from tests.support import providers as fixtures
 from tests.support.accounts import OWNED
 from tests.support.oauth import OUR_CALLBACK
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import OAUTH_SITES
+
+pytestmark = pytest.mark.app_settings("oauth")
 
 github_server_session = fixtures.github_server_session
 github_server = fixtures.github_server

@@ -2,7 +2,7 @@
 the show-password buttons and the recovery codes' copy button, hidden and in the page's language
 until our own script shows them, with the policy that lets only that script run; and the
 provider buttons with the providers' marks, served from our own origin. (In Chromium:
-tests/browser/test_page_scripts.py.)"""
+tests/system/browser/test_page_scripts.py.)"""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from app.web.headers import CONTENT_SECURITY_POLICY
 from tests.support.accounts import OWNED
 from tests.support.pages import submit
 from tests.support.second_factors import code_at
+
+pytestmark = pytest.mark.app_settings("pages")
 
 SHOW_PASSWORD = '<script src="/static/show-password.js" defer>'
 COPY_CODES = '<script src="/static/copy-codes.js" defer>'

@@ -1,7 +1,7 @@
 """Passkeys on the hosted pages through the test client, answered by a software authenticator
 (tests/support/soft_authenticator.py) and checked by py_webauthn on the server: adding them,
 signing in with one alone, one as the second step, removing them, and the attacks on each.
-(Real Chromium and its virtual authenticator: tests/browser/test_passkeys.py.)"""
+(Real Chromium and its virtual authenticator: tests/system/browser/test_passkeys.py.)"""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from tests.support.passkeys import add_passkey as add_passkey_at
 from tests.support.passkeys import ceremony_options as options
 from tests.support.sites import SYMBOLS
 from tests.support.soft_authenticator import SoftAuthenticator, b64url
+
+pytestmark = pytest.mark.app_settings("pages")
 
 ORIGIN = "http://localhost:5000"
 

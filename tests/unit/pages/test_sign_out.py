@@ -10,6 +10,8 @@ import pytest
 from tests.support.pages import submit
 from tests.support.sites import FOOTPRINTS, PAGE_SITES, SYMBOLS
 
+pytestmark = pytest.mark.app_settings("pages")
+
 
 @pytest.fixture
 def settings():

@@ -8,8 +8,11 @@ import socket
 import pytest
 
 from app.domain.tools import tools
-from tests.captcha.standin import fresh_token
 from tests.support.accounts import PASSWORD
+from tests.support.captcha_standin import (
+    captcha_app_settings,  # noqa: F401 (its settings)
+    fresh_token,
+)
 
 SIGNUP = "/api/v2/auth/signup"
 FORGOT = "/api/v2/auth/forgot-password"

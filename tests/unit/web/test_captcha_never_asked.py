@@ -1,5 +1,6 @@
 """Where a captcha is never asked, even with the mode on and after failures: refresh, code
-exchange, reset-password (tests/captcha/test_login.py), confirmation links, provider callbacks
+exchange, reset-password (tests/unit/domain/limits/test_captcha_login.py), confirmation links,
+provider callbacks
 and the OpenID Connect token endpoint (issue 17, item 2)."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.captcha import answers_until_asked
+from tests.support.captcha_standin import captcha_app_settings  # noqa: F401 (its settings)
 
 
 @pytest.fixture

@@ -8,8 +8,11 @@ import re
 import pytest
 
 from app.web.headers import CONTENT_SECURITY_POLICY
-from tests.captcha.standin import fresh_token
 from tests.support.accounts import PASSWORD
+from tests.support.captcha_standin import (
+    captcha_app_settings,  # noqa: F401 (its settings)
+    fresh_token,
+)
 from tests.support.pages import submit
 
 FIELD = "cf-turnstile-response"

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from flask.sessions import SecureCookieSessionInterface
 
 from tests.support.pages import csrf_token
+
+pytestmark = pytest.mark.app_settings("pages")
 
 # The two journeys may straddle a second: an Expires date is the clock's, Max-Age is the rule.
 EXPIRES = re.compile(r"Expires=[^;]+")

@@ -11,6 +11,8 @@ from wtforms.widgets import html_params as wtforms_html_params
 
 from app.web import page_forms
 
+pytestmark = pytest.mark.app_settings("pages")
+
 CASES = [
     {"name": "email", "id": "email", "value": "a\"b<c>&'d@example.com", "required": True},
     {"type": "checkbox", "checked": True, "disabled": False, "class_": "x y",

@@ -8,12 +8,14 @@ import jwt
 import pytest
 
 from app.domain.factors import passkeys
-from tests.oidc.helpers import SITES, authorize_query, pkce, query_of, redeem
 from tests.support.accounts import OWNED
+from tests.support.oidc import SITES, authorize_query, pkce, query_of, redeem
 from tests.support.pages import submit
 from tests.support.passkeys import add_passkey, ceremony_options
 from tests.support.second_factors import code_at, enrolled_user
 from tests.support.soft_authenticator import SoftAuthenticator
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 def test_an_authorization_waits_for_the_second_factor_and_the_id_token_says_so(

@@ -4,7 +4,7 @@ local server speaking its authorize, token, /user and /user/emails endpoints."""
 
 import pytest
 
-from tests.providers import fixtures
+from tests.support import providers as fixtures
 from tests.support.accounts import OWNED
 from tests.support.http import bearer
 from tests.support.oauth import (
@@ -14,6 +14,8 @@ from tests.support.oauth import (
     sign_in,
 )
 from tests.support.sites import SYMBOLS_CALLBACK
+
+pytestmark = pytest.mark.app_settings("oauth")
 
 oidc_server = fixtures.oidc_server
 oidc_server_clean = fixtures.oidc_server_clean

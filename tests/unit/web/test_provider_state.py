@@ -6,6 +6,8 @@ import pytest
 
 from tests.support.sites import SYMBOLS_CALLBACK
 
+pytestmark = pytest.mark.app_settings("oauth")
+
 
 def start(client, provider="github", **params):
     response = client.get(f"/api/v2/auth/{provider}",

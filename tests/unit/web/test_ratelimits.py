@@ -196,8 +196,8 @@ def test_with_redis_down_limits_are_counted_in_the_database_for_every_instance(
     """flask-limiter's own fallback is each worker's memory (two instances of two workers
     allowed four times the limit). Counted in the shared database, a limit holds across them."""
     from app.extensions import db
-    from tests.infra import free_port
     from tests.support.apps import build_app, dispose_app
+    from tests.support.servers import free_port
 
     settings = {**LIMITS, "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}  # nothing there
     instances = [build_app(tmp_path / f"instance-{i}", clock, settings, database_url)
@@ -265,7 +265,7 @@ class TestRedisRestartedEmpty:
 
     @pytest.fixture
     def redis(self, tmp_path):
-        from tests.infra.redis import start_redis
+        from tests.support.redis import start_redis
 
         server = start_redis(tmp_path / "redis")
         yield server

@@ -14,6 +14,8 @@ from app.models import HandoffCode
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import PAGE_SITES, SYMBOLS
 
+pytestmark = pytest.mark.app_settings("pages")
+
 NEW = "a brand new passphrase"
 LIMITS = {"CLIENT_SITES": PAGE_SITES, "RATELIMIT_ENABLED": True,
           "LIMIT_LOGIN": "1000 per minute", "LIMIT_LOGIN_IP": "1000 per minute",

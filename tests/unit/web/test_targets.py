@@ -6,6 +6,8 @@ import pytest
 
 from tests.support.sites import SYMBOLS_CALLBACK
 
+pytestmark = pytest.mark.app_settings("oauth")
+
 NEAR_MISSES = [
     "https://evil.example/auth/callback",               # host
     "https://symbols.example.evil.example/auth/callback",  # suffix host

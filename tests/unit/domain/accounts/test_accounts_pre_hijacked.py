@@ -19,6 +19,8 @@ from tests.support.passkeys import add_passkey, ceremony_options
 from tests.support.second_factors import enrol
 from tests.support.soft_authenticator import SoftAuthenticator
 
+pytestmark = pytest.mark.app_settings("pages")
+
 ADA = "ada@example.com"
 MALLORYS_PASSWORD = "mallory's own passphrase"
 ORIGIN = "http://localhost:5000"

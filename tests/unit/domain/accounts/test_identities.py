@@ -15,6 +15,8 @@ from tests.support.accounts import OWNED
 from tests.support.http import bearer
 from tests.support.oauth import just_the_account
 
+pytestmark = pytest.mark.app_settings("oauth")
+
 CLIENT = ClientInfo()
 # An address proved before the password was last set (say, by a reset): links automatically.
 

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Identity, User
-from tests.providers import fixtures
+from tests.support import providers as fixtures
 from tests.support.accounts import OWNED, PASSWORD, signed_in_now
 from tests.support.http import bearer
 from tests.support.oauth import (
@@ -21,6 +21,8 @@ from tests.support.oauth import (
     sign_in,
 )
 from tests.support.pages import open_mailed_link, submit
+
+pytestmark = pytest.mark.app_settings("oauth")
 
 oidc_server = fixtures.oidc_server
 oidc_server_clean = fixtures.oidc_server_clean

@@ -1,5 +1,5 @@
 """The plan catalogue (SVC_PLANS, issue 26): one rule in the domain, kept by the admin API, the
-console, sign-up and the CLI (tests/test_cli_users.py); new accounts get SVC_DEFAULT_PLAN."""
+console, sign-up and the CLI (tests/unit/test_cli_users.py); new accounts get SVC_DEFAULT_PLAN."""
 
 from __future__ import annotations
 
@@ -72,8 +72,8 @@ def test_sign_up_and_a_providers_first_sign_in_get_the_default_plan(app, client)
 
 
 def test_the_console_says_the_plans_and_changes_nothing(app, user, make_user, clock):
-    from tests.console.test_console import _make_operator
     from tests.support.second_factors import code_at, enrolled_user
+    from tests.unit.console.test_views import _make_operator
     account, secret, _codes = enrolled_user(app, make_user, clock, "op@example.com")
     _make_operator(app, account.email)
     browser = app.test_client()

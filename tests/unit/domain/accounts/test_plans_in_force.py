@@ -12,11 +12,11 @@ import pytest
 from app import create_app
 from app.extensions import db
 from app.models import User
-from tests.console.test_console import operator  # noqa: F401 (a fixture)
 from tests.support import admin
 from tests.support.admin import bearer
 from tests.support.pages import submit
-from tests.test_cli import run
+from tests.unit.console.test_views import operator  # noqa: F401 (a fixture)
+from tests.unit.test_cli import run
 
 ADMIN = "/api/admin/v1"
 NAMED = "There is no plan platinum-typo: the plans are free, pro, team."

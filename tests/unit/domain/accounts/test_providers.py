@@ -8,9 +8,11 @@ import pytest
 
 from app.extensions import db
 from app.models import User
-from tests.providers import fixtures
+from tests.support import providers as fixtures
 from tests.support.oauth import landing, provider_settings, sign_in
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("oauth")
 
 oidc_server = fixtures.oidc_server
 oidc_server_clean = fixtures.oidc_server_clean

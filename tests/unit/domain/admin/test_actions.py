@@ -11,11 +11,11 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AccountEvent, AuditEvent, User
-from tests.console.test_console import operator  # noqa: F401 (a fixture)
 from tests.support import admin
 from tests.support.admin import bearer
 from tests.support.pages import submit
-from tests.test_cli import run
+from tests.unit.console.test_views import operator  # noqa: F401 (a fixture)
+from tests.unit.test_cli import run
 
 ADMIN = "/api/admin/v1"
 

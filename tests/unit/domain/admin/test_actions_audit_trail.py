@@ -10,10 +10,10 @@ from sqlalchemy import select
 from app.domain import audit
 from app.extensions import db
 from app.models import TotpFactor, User
-from tests.admin.test_admin_api import ADMIN, billing, support  # noqa: F401 (fixtures)
 from tests.support.admin import bearer
 from tests.support.audit import audit_rows
 from tests.support.second_factors import enrolled_user
+from tests.unit.api.test_admin import ADMIN, billing, support  # noqa: F401 (fixtures)
 
 
 def listed(client, token, user_id, **query):

@@ -14,10 +14,10 @@ from sqlalchemy import select
 from app.domain.admin import actions, directory
 from app.extensions import db
 from app.models import AccountEvent, User
-from tests.admin.test_admin_api import ADMIN, support  # noqa: F401 (a fixture)
 from tests.support.admin import bearer
 from tests.support.audit import audit_rows
 from tests.support.outages import database_url, first, outage, then  # noqa: F401 (fixtures)
+from tests.unit.api.test_admin import ADMIN, support  # noqa: F401 (a fixture)
 
 
 def stored(app, user_id: str) -> tuple[str, list[str]]:

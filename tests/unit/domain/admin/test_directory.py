@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.console.test_console import operator  # noqa: F401 (a fixture: an operator signed in)
 from tests.support import admin
 from tests.support.admin import bearer
-from tests.test_cli import run
-from tests.test_cli_users import table
+from tests.unit.console.test_views import operator  # noqa: F401 (a fixture: an operator signed in)
+from tests.unit.test_cli import run
+from tests.unit.test_cli_users import table
 
 USERS = "/api/admin/v1/users"
 

@@ -3,7 +3,7 @@ endpoint whose address is 6to4, NAT64, IPv4-mapped or IPv4-compatible is judged 
 address it carries, and Teredo, local NAT64 and site-local addresses are never a site's. Through
 each door: a literal in `sites set-webhook`, `sites add --backchannel-logout-uri` and
 SVC_CLIENT_SITES at start, and a host name whose AAAA record is one (the rule that each
-delivery asks again: tests/events/test_registration.py)."""
+delivery asks again: tests/unit/domain/clients/test_registration.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 
 from app import create_app
 from app.domain.clients.endpoints import UnsafeEndpoint, check_endpoint
+
+pytestmark = pytest.mark.app_settings("events")
 
 REFUSED = [
     "2002:7f00:1::",  # 6to4 of 127.0.0.1

@@ -17,6 +17,8 @@ from app.domain.clients.endpoints import UnsafeEndpoint, check_endpoint
 from app.extensions import db
 from app.models import ClientSite, Delivery
 
+pytestmark = pytest.mark.app_settings("events")
+
 
 def cli(app, *args):
     return app.test_cli_runner().invoke(args=list(args))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.oidc.helpers import CONFIDENTIAL, SECRET, SITES
 from tests.support import admin
 from tests.support.admin import bearer, printed_credentials
-from tests.test_cli import run
+from tests.support.oidc import CONFIDENTIAL, SECRET, SITES
+from tests.unit.test_cli import run
 
 ADMIN = "/api/admin/v1"
 

@@ -18,7 +18,8 @@ from app.domain.clients import registration
 from app.domain.sessions import handoff
 from app.extensions import db
 from app.models import HandoffCode, User
-from tests.oidc.helpers import (
+from tests.support.http import bearer
+from tests.support.oidc import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
     PUBLIC_URI,
@@ -30,9 +31,10 @@ from tests.oidc.helpers import (
     pkce,
     redeem,
 )
-from tests.support.http import bearer
 from tests.support.pages import submit
 from tests.support.sites import PROVIDERS
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 OUTSIDER, OUTSIDER_URI, OUTSIDER_ORIGIN = "outsider", "https://outsider.example/cb", \
     "https://outsider.example"

@@ -19,8 +19,10 @@ from app.domain.clock import system_clock
 from app.extensions import db
 from app.infra.outbox_worker import _Worker
 from app.models import AccountEvent, ConsentGrant, Delivery
-from tests.events.conftest import OUTSIDER_SECRET, SECRET
 from tests.support.apps import build_app, dispose_app
+from tests.support.events import OUTSIDER_SECRET, SECRET
+
+pytestmark = pytest.mark.app_settings("events")
 
 CLI = ClientInfo(actor="cli")
 

@@ -15,7 +15,9 @@ from app.domain.admin import actions, directory
 from app.domain.audit import ClientInfo
 from app.domain.events import EventType
 from app.extensions import db
-from tests.events.conftest import SECRET
+from tests.support.events import SECRET
+
+pytestmark = pytest.mark.app_settings("events")
 
 
 @pytest.fixture

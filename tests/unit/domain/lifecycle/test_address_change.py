@@ -27,7 +27,7 @@ PASSPHRASE = "a long enough passphrase"
 
 @pytest.fixture
 def settings():
-    from tests.oidc.helpers import SITES
+    from tests.support.oidc import SITES
     return {"CLIENT_SITES": SITES}
 
 

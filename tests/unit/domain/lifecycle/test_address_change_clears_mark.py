@@ -17,6 +17,8 @@ from tests.support.accounts import OWNED
 from tests.support.oauth import just_the_account
 from tests.support.pages import submit
 
+pytestmark = pytest.mark.app_settings("oauth")
+
 STRANGER = "stranger@example.com"
 
 

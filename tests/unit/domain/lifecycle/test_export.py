@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from tests.console.test_console import operator  # noqa: F401 (a fixture)
 from tests.support import admin
 from tests.support.pages import submit
+from tests.unit.console.test_views import operator  # noqa: F401 (a fixture)
 
 ADMIN = "/api/admin/v1"
 OWNER = {"REMOTE_ADDR": "192.0.2.50", "HTTP_USER_AGENT": "OwnersPhone/1"}

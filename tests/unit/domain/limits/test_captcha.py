@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.captcha import standin as keys
+from tests.support import captcha_standin as keys
 from tests.support.accounts import PASSWORD
+from tests.support.captcha_standin import captcha_app_settings  # noqa: F401 (its settings)
 
 CASES = [
     ("turnstile", keys.TURNSTILE_PASS_SECRET, keys.TURNSTILE_PASS_SITE_KEY,

@@ -6,10 +6,13 @@ from __future__ import annotations
 import pytest
 
 from app.infra.hashing import Hasher
-from tests.captcha.standin import fresh_token
 from tests.support import races
 from tests.support.accounts import PASSWORD
 from tests.support.captcha import V1, V2, answers_until_asked, login
+from tests.support.captcha_standin import (
+    captcha_app_settings,  # noqa: F401 (its settings)
+    fresh_token,
+)
 
 FAILURES = 3  # CAPTCHA_LOGIN_FAILURES: "3 per 15 minutes"
 

@@ -21,7 +21,7 @@ from app.models import AuditEvent, FailureCounter
 from tests.support import races
 from tests.support.apps import build_app, dispose_app
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 LOGIN = "/api/v2/auth/login"
 
 # flask-limiter's own limits out of the way: what is under test is the database's.

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from app.extensions import db
 from app.models import ConsentGrant
-from tests.oidc.helpers import authorize_query, pkce, query_of
+from tests.support.oidc import authorize_query, pkce, query_of
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 OUTSIDER = {"client_id": "outsider", "redirect_uri": "https://outsider.example/cb"}
 

@@ -10,7 +10,9 @@ from urllib.parse import parse_qs
 import jwt
 import pytest
 
-from tests.oidc.helpers import PUBLIC, PUBLIC_URI, SITES, authorize_query, get_code, pkce, redeem
+from tests.support.oidc import PUBLIC, PUBLIC_URI, SITES, authorize_query, get_code, pkce, redeem
+
+pytestmark = pytest.mark.app_settings("events")
 
 LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-logout"
 

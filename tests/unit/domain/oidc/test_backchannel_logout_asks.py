@@ -11,9 +11,11 @@ import jwt
 import pytest
 
 from app.domain.oidc import backchannel
-from tests.oidc.helpers import PUBLIC, PUBLIC_URI, signed_in_tokens
-from tests.oidc.helpers import verify_status as verify
+from tests.support.oidc import PUBLIC, PUBLIC_URI, signed_in_tokens
+from tests.support.oidc import verify_status as verify
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 def end_session(client, method, **params):

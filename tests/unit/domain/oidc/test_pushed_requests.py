@@ -1,6 +1,7 @@
 """Pushed authorization requests (RFC 9126, issue 15 item 2): a client posts its authorization
 request to /oauth2/par, authenticated, and the browser carries only client_id and request_uri.
-Through the test client; tests/e2e/test_oidc_relying_parties.py has openid-client doing it."""
+Through the test client; tests/system/e2e/test_oidc_relying_parties.py has openid-client doing
+it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from app.domain.oidc import pushed_requests
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import HandoffCode, PushedRequest
-from tests.oidc.helpers import (
+from tests.support.oidc import (
     CONFIDENTIAL,
     CONFIDENTIAL_URI,
     PUBLIC,
@@ -34,6 +35,8 @@ from tests.oidc.helpers import (
     sign_in_through,
 )
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("oidc")
 
 
 def push(client, data, auth=None):

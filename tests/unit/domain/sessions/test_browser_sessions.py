@@ -3,9 +3,13 @@ session within hours; ticked, today's 30 days."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.extensions import db
 from app.models import AuthSession
 from tests.support.pages import submit
+
+pytestmark = pytest.mark.app_settings("pages")
 
 
 def _session_cookie(response):

@@ -11,6 +11,8 @@ from app.models import User
 from tests.support.http import bearer
 from tests.support.sites import SYMBOLS_CALLBACK
 
+pytestmark = pytest.mark.app_settings("oauth")
+
 VERIFIER = "v" * 20 + "-._~" + "A1" * 10  # 44 unreserved characters
 DIGEST = hashlib.sha256(VERIFIER.encode()).digest()
 CHALLENGE = base64.urlsafe_b64encode(DIGEST).rstrip(b"=").decode()

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.domain.test_live_sessions import UNSHARED, logout, verify
-from tests.oidc.helpers import SITES, signed_in_tokens
 from tests.support import admin
 from tests.support.apps import build_app, dispose_app
+from tests.support.oidc import SITES, signed_in_tokens
 from tests.support.pages import submit
 from tests.support.tcp_proxy import TcpProxy
+from tests.unit.infra.test_live_sessions import UNSHARED, logout, verify
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.lists import listed
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
 UNIT = ROOT / "tests" / "unit"
@@ -46,20 +48,15 @@ def unmirrored() -> set[str]:
             and not any(path.is_file() for path in mirrored_paths(module))}
 
 
-def allowed() -> set[str]:
-    lines = ALLOWED.read_text(encoding="utf-8").splitlines()
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
-
-
 def test_every_module_of_app_has_its_mirrored_test_file_or_is_listed() -> None:
-    missing = sorted(unmirrored() - allowed())
+    missing = sorted(unmirrored() - listed(ALLOWED))
     assert not missing, (
         "modules of app/ without tests/unit/<path>/test_<module>.py (add one; a new module "
         f"is never added to tests/unmirrored.txt): {missing}")
 
 
 def test_the_list_of_unmirrored_modules_only_shrinks() -> None:
-    stale = sorted(allowed() - unmirrored())
+    stale = sorted(listed(ALLOWED) - unmirrored())
     assert not stale, (
         f"these have a mirrored test now, or are gone: strike them from {ALLOWED.name}: {stale}")
 

@@ -4,14 +4,11 @@ callback server, the running site, the Chromium settings and the helpers for the
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import email
 import email.policy
-import hashlib
 import json
 import re
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Page, Response, expect
 
 from tests.support.accounts import PASSWORD
 from tests.support.api import new_email
@@ -161,13 +158,6 @@ ContextFactory = Callable[..., BrowserContext]
 # -- helpers for the journeys ---------------------------------------------------------------------
 
 
-def pkce_pair() -> tuple[str, str]:
-    """A PKCE verifier and its S256 challenge (RFC 7636)."""
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
-
-
 def create_account(site: Site, email_address: str, password: str = PASSWORD,
                    full_name: str = "Test Person") -> None:
     """An account made through the API (the sign-up page has its own test), whose API session
@@ -282,3 +272,17 @@ def start_authenticator(page: Page) -> None:
     code; the form's "Turn on" is left to press."""
     page.get_by_role("button", name="Set up an authenticator app").click()
     page.get_by_label("Code").fill(totp_code(page))
+
+
+def submit_button(page: Page, button: str) -> Callable[[], Response | None]:
+    """A function that presses the form's button `button` and returns the page it loads."""
+    def load() -> Response | None:
+        with page.expect_navigation() as navigation:
+            page.get_by_role("button", name=button, exact=True).click()
+        return navigation.value
+    return load
+
+
+def user_id_of(site: Site, email: str) -> str:
+    """The id of the account `email` in the site's database."""
+    return str(site.server.query("SELECT id FROM users WHERE email = ?", email)[0][0])

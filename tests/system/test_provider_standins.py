@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import secrets
 import time
 from typing import Any
@@ -14,6 +12,7 @@ import pytest
 import requests
 
 from tests.support import providers as fixtures
+from tests.support.encoding import pkce_pair
 from tests.support.fake_github import FakeGitHub
 from tests.support.providers import OIDC_REDIRECT_URIS, OidcServer, follow_authorization
 
@@ -26,12 +25,6 @@ github_server_session = fixtures.github_server_session
 
 TIMEOUT = 10
 GITHUB_CALLBACK = "http://127.0.0.1:5000/api/v2/auth/github/callback"
-
-
-def pkce_pair() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode()).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def query_of(url: str) -> dict[str, str]:

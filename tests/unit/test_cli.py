@@ -11,11 +11,8 @@ from app.extensions import db
 from app.infra.keys import generate_material
 from app.models import AuditEvent, AuthSession, FailureCounter, User
 from tests.support.admin import printed_credentials
+from tests.support.cli import run
 from tests.support.http import bearer
-
-
-def run(app, *args, input=None):
-    return app.test_cli_runner().invoke(args=list(args), input=input)
 
 
 def without_help(command, path):

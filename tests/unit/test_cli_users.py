@@ -7,15 +7,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AuditEvent, User
-from tests.unit.test_cli import run
-
-
-def table(output):
-    """The rows of `users list` as {email: row cells}, and the last line when it is no row."""
-    lines = output.splitlines()
-    assert lines[0].split() == ["EMAIL", "NAME", "PLAN", "STATUS", "OPERATOR", "CREATED"]
-    rows = [line for line in lines[1:] if "@" in line.split("  ")[0]]
-    return {row.split()[0]: row for row in rows}, lines[-1]
+from tests.support.cli import run, table
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ from tests.support.browser import (
     signed_in_and_confirmed,
     start_authenticator,
 )
+from tests.support.browser import submit_button as _submit
 
 pytestmark = pytest.mark.e2e
 
@@ -49,14 +50,6 @@ IPHONE_UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit
 # response is the page's own document. Returns (the origin the page is served from, the load).
 Load = Callable[[], Response | None]
 Reach = Callable[[Page, Site, pytest.FixtureRequest], tuple[str, Load]]
-
-
-def _submit(page: Page, button: str) -> Load:
-    def load() -> Response | None:
-        with page.expect_navigation() as navigation:
-            page.get_by_role("button", name=button, exact=True).click()
-        return navigation.value
-    return load
 
 
 def _reset_link(site: Site) -> str:

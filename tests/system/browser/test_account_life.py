@@ -33,6 +33,7 @@ from tests.support.browser import (
     read_mail,
     sign_in_with_form,
 )
+from tests.support.browser import submit_button as _submit
 from tests.support.sqlite_server import Server
 from tests.system.browser.test_accessibility import (
     PHONE,
@@ -51,14 +52,6 @@ Load = Callable[[], Response | None]
 # How to reach a page: setup in the browser (and through the API); the origin the page is served
 # from and its final load, whose response is the page's own document.
 Reach = Callable[[Page, Site, pytest.FixtureRequest], tuple[str, Load]]
-
-
-def _submit(page: Page, button: str) -> Load:
-    def load() -> Response | None:
-        with page.expect_navigation() as navigation:
-            page.get_by_role("button", name=button, exact=True).click()
-        return navigation.value
-    return load
 
 
 def _sign_in(page: Page, server: Site | Server, email: str) -> None:

@@ -31,6 +31,7 @@ from tests.support.browser import (
     sign_in_with_form,
     signed_in_and_confirmed,
 )
+from tests.support.browser import user_id_of as _user_id
 from tests.system.browser.test_accessibility import (
     IPHONE_UA,
     PHONE,
@@ -48,10 +49,6 @@ class Operator:
     email: str
     id: str
     context: BrowserContext  # signed in through the hosted login, password then code
-
-
-def _user_id(site: Site, email: str) -> str:
-    return str(site.server.query("SELECT id FROM users WHERE email = ?", email)[0][0])
 
 
 def _sign_in(page: Page, site: Site, email: str) -> None:

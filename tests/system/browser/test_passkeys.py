@@ -39,6 +39,7 @@ from tests.support.browser import (
     signed_in_and_confirmed,
     wait_for_callback,
 )
+from tests.support.browser import user_id_of as _user_id
 from tests.support.http import status_of
 from tests.support.providers import OidcServer
 from tests.support.server import GunicornError, flask_cli, service_environment, start_gunicorn
@@ -192,10 +193,6 @@ def _foreign_credential(rp_id: str) -> dict[str, Any]:
 
 
 # -- journeys' steps ------------------------------------------------------------------------------
-
-
-def _user_id(site: Site, email: str) -> str:
-    return str(site.server.query("SELECT id FROM users WHERE email = ?", email)[0][0])
 
 
 def _passkeys_of(site: Site, email: str) -> list[tuple[Any, ...]]:

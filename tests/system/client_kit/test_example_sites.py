@@ -4,8 +4,6 @@ gating and `users set-plan`, and the CORS the sites' pages rely on."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import re
 import secrets
@@ -18,7 +16,9 @@ import pytest
 import requests
 
 from tests.support.accounts import PASSWORD
+from tests.support.api import assert_problem
 from tests.support.client_kit import HTTP_TIMEOUT, Kit, RunningSite
+from tests.support.encoding import pkce_pair
 
 pytestmark = pytest.mark.e2e
 
@@ -54,21 +54,6 @@ def member_operations(site: RunningSite) -> list[tuple[str, str, dict[str, Any] 
             ("DELETE", f"/api/my-{site.items}/x-1", None),
             ("POST", f"/api/comments/{item}", {"text": "nice"}),
             ("POST", f"/api/ratings/{item}", {"stars": 5})]
-
-
-def assert_problem(response: requests.Response, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    assert response.headers["Content-Type"] == "application/problem+json"
-    body: dict[str, Any] = response.json()
-    assert set(body) >= {"type", "title", "status", "code", "detail"}
-    assert (body["status"], body["code"]) == (status, code)
-    return body
-
-
-def pkce_pair() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode()).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def sign_in_through(kit: Kit, site: RunningSite, email: str) -> dict[str, Any]:

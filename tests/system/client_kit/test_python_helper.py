@@ -3,7 +3,6 @@ a local server in a thread), and the Flask guards."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
@@ -32,7 +31,8 @@ from svc_auth_client import (
     require_token,
 )
 
-from tests.support.http import serving_thread
+from tests.support.encoding import b64url
+from tests.support.http import bearer, serving_thread
 
 ISSUER = "https://accounts.example"
 AUDIENCE = "svc"
@@ -75,10 +75,6 @@ def make_claims(**overrides: Any) -> dict[str, Any]:
               "plan": "free", "jti": uuid.uuid4().hex, "iat": now, "nbf": now, "exp": now + 3600}
     claims.update(overrides)
     return {name: value for name, value in claims.items() if value is not None}
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 def hand_made(header: dict[str, Any], claims: dict[str, Any], sign: Callable[[bytes], bytes]
@@ -442,10 +438,6 @@ def guarded_app(verifier: TokenVerifier, plan_check_url: str | None = None) -> F
         return {"ok": True}
 
     return app
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def test_require_token_answers_401_problems(clock: Clock):

@@ -14,7 +14,6 @@ blanks, so each test `note()`s what it sent: look for the lines after "Failing t
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
@@ -38,6 +37,7 @@ from app.domain.tools import tools
 from app.web.converters import RESERVED
 from tests.support.apps import dispose_app
 from tests.support.contract import IN_CI, SITE_REDIRECT_URI, build_contract_app
+from tests.support.encoding import b64url as _b64
 
 EXAMPLES = int(os.environ.get("SVC_FUZZ_EXAMPLES", "200"))
 # Locally, failures are kept in Hypothesis's example database (.hypothesis/, which ignores itself
@@ -88,10 +88,6 @@ JSON = st.recursive(
                                                                   max_size=4),
     max_leaves=12,
 )
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 @st.composite

@@ -93,13 +93,13 @@ def test_every_request_body_has_examples_its_model_accepts(client):
 
 # The examples are the answers: each provoked here and compared whole with its example. --------
 
-def _bearer(login: Any, user: Any) -> dict[str, str]:
+def _authorization_of(login: Any, user: Any) -> dict[str, str]:
     return {"Authorization": f"Bearer {login(user)['access_token']}"}
 
 
 def _answers(client: Any, user: Any, login: Any) -> list[tuple[str, str, Any]]:
     """(operationId, code, response) of requests the service refuses."""
-    bearer = _bearer(login, user)
+    bearer = _authorization_of(login, user)
     ada = {"email": user.email, "password": PASSWORD}
     return [
         ("login", "invalid_credentials",

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import AuditEvent, User
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 
 ADMIN = "/api/admin/v1"
 
@@ -34,7 +34,7 @@ def billing(app, client):
 def test_billing_sets_a_plan_that_verify_and_the_next_refresh_carry(client, user, login,
                                                                      billing):
     tokens = login(user)
-    changed = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, **bearer(billing))
+    changed = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, **authorized(billing))
     assert changed.status_code == 200, changed.get_json()
     assert changed.get_json()["plan"] == "pro"
     verified = client.get("/api/v2/auth/verify",
@@ -48,13 +48,13 @@ def test_billing_sets_a_plan_that_verify_and_the_next_refresh_carry(client, user
 
 
 def test_billing_cannot_read_users_or_rename_them(client, user, billing):
-    listed = client.get(f"{ADMIN}/users", **bearer(billing))
+    listed = client.get(f"{ADMIN}/users", **authorized(billing))
     assert listed.status_code == 403
     assert listed.get_json()["code"] == "insufficient_scope"
     assert listed.headers["WWW-Authenticate"] == (
         'Bearer realm="svc-auth", error="insufficient_scope", scope="users:read"')
     renamed = client.patch(f"{ADMIN}/users/{user.id}", json={"full_name": "Eve"},
-                           **bearer(billing))
+                           **authorized(billing))
     assert renamed.status_code == 403
 
 
@@ -81,7 +81,7 @@ def test_a_persons_token_an_id_token_and_a_sites_own_token_get_401(client, user,
                              ("delete", f"/users/{user.id}/sessions"),
                              ("get", f"/users/{user.id}/events")):
             answer = getattr(client, method)(f"{ADMIN}{path}", json={"plan": "pro"},
-                                             **bearer(untrusted))
+                                             **authorized(untrusted))
             assert answer.status_code == 401, (method, path, answer.get_json())
             assert answer.mimetype == "application/problem+json"
 
@@ -90,41 +90,41 @@ def test_a_removed_client_or_scope_stops_at_once(app, client, user):
     from app.domain.clients import service_clients
     credentials = admin.register(app, "support", "users:read")
     access = admin.token(client, credentials)
-    assert client.get(f"{ADMIN}/users", **bearer(access)).status_code == 200
+    assert client.get(f"{ADMIN}/users", **authorized(access)).status_code == 200
     with app.app_context():
         service_clients.remove("support")
-    assert client.get(f"{ADMIN}/users", **bearer(access)).status_code == 401
+    assert client.get(f"{ADMIN}/users", **authorized(access)).status_code == 401
 
 
 def test_one_user_shows_what_support_needs_and_no_secret(client, user, login, support):
     login(user)
-    shown = client.get(f"{ADMIN}/users/{user.id}", **bearer(support)).get_json()
+    shown = client.get(f"{ADMIN}/users/{user.id}", **authorized(support)).get_json()
     assert shown["email"] == user.email and shown["status"] == "active"
     assert shown["open_sessions"] == 1 and shown["last_sign_in_at"]
     assert shown["second_factors"] == {"totp": 0, "passkey": 0, "recovery_codes_left": 0}
     text = str(shown)
     assert "argon2" not in text and "hash" not in text and "secret" not in text
-    assert client.get(f"{ADMIN}/users/nobody", **bearer(support)).status_code == 404
+    assert client.get(f"{ADMIN}/users/nobody", **authorized(support)).status_code == 404
 
 
 def test_disable_ends_every_session_and_enable_lets_the_account_in(client, user, login,
                                                                    support):
     tokens = login(user)
     assert client.post(f"{ADMIN}/users/{user.id}/disable",
-                       **bearer(support)).get_json()["status"] == "disabled"
+                       **authorized(support)).get_json()["status"] == "disabled"
     assert client.post("/api/v2/auth/refresh",
                        json={"refresh_token": tokens["refresh_token"]}).status_code == 401
     refused = client.post("/api/v2/auth/login",
                           json={"email": user.email, "password": user.password})
     assert refused.status_code in (401, 403)
-    client.post(f"{ADMIN}/users/{user.id}/enable", **bearer(support))
+    client.post(f"{ADMIN}/users/{user.id}/enable", **authorized(support))
     login(user)
 
 
 def test_create_invites_the_owner_to_choose_a_password(app, client, support, mailbox):
     created = client.post(f"{ADMIN}/users", json={"email": "new@example.com",
                                                   "full_name": "New", "plan": "team"},
-                          **bearer(support))
+                          **authorized(support))
     assert created.status_code == 201, created.get_json()
     assert created.get_json()["plan"] == "team"
     link = mailbox.last_link("new@example.com", "/reset-password")
@@ -135,14 +135,14 @@ def test_create_invites_the_owner_to_choose_a_password(app, client, support, mai
     signed_in = client.post("/api/v2/auth/login", json={"email": "new@example.com",
                                                          "password": "a brand new passphrase"})
     assert signed_in.status_code == 200
-    again = client.post(f"{ADMIN}/users", json={"email": "new@example.com"}, **bearer(support))
+    again = client.post(f"{ADMIN}/users", json={"email": "new@example.com"}, **authorized(support))
     assert again.status_code == 409
 
 
 def test_an_idempotency_key_repeat_answers_the_first_answer_and_acts_once(app, client,
                                                                           support):
     body = {"email": "once@example.com"}
-    headers = bearer(support, **{"Idempotency-Key": "webhook-41"})
+    headers = authorized(support, **{"Idempotency-Key": "webhook-41"})
     first = client.post(f"{ADMIN}/users", json=body, **headers)
     repeat = client.post(f"{ADMIN}/users", json=body, **headers)
     assert first.status_code == repeat.status_code == 201
@@ -157,10 +157,10 @@ def test_an_idempotency_key_repeat_answers_the_first_answer_and_acts_once(app, c
 
 
 def test_every_call_is_audited_with_the_client_as_the_actor(app, client, user, support):
-    client.get(f"{ADMIN}/users/{user.id}", **bearer(support))
-    client.post(f"{ADMIN}/users/{user.id}/password-reset", **bearer(support))
+    client.get(f"{ADMIN}/users/{user.id}", **authorized(support))
+    client.post(f"{ADMIN}/users/{user.id}/password-reset", **authorized(support))
     events = client.get(f"{ADMIN}/users/{user.id}/events?include_reads=true",
-                        **bearer(support)).get_json()
+                        **authorized(support)).get_json()
     kinds = [(e["event"], e["actor"]) for e in events["events"]]
     assert ("admin_api:show_user", "client:support") in kinds
     assert ("password_reset_sent_by_operator", "client:support") in kinds
@@ -170,12 +170,12 @@ def test_every_call_is_audited_with_the_client_as_the_actor(app, client, user, s
 
 def test_end_sessions_and_clear_factors(client, user, login, support):
     tokens = login(user)
-    ended = client.delete(f"{ADMIN}/users/{user.id}/sessions", **bearer(support))
+    ended = client.delete(f"{ADMIN}/users/{user.id}/sessions", **authorized(support))
     assert ended.get_json() == {"sessions_ended": 1}
     assert client.get("/api/v2/auth/verify", headers={
         "Authorization": f"Bearer {tokens['access_token']}"}).status_code == 401
     assert client.delete(f"{ADMIN}/users/{user.id}/factors",
-                         **bearer(support)).status_code == 204
+                         **authorized(support)).status_code == 204
 
 
 def test_pages_of_users_neither_repeat_nor_miss_while_accounts_are_created(app, client,
@@ -189,7 +189,7 @@ def test_pages_of_users_neither_repeat_nor_miss_while_accounts_are_created(app, 
     cursor = None
     while True:
         query = {"limit": "100", **({"cursor": cursor} if cursor else {})}
-        page = client.get(f"{ADMIN}/users", query_string=query, **bearer(support)).get_json()
+        page = client.get(f"{ADMIN}/users", query_string=query, **authorized(support)).get_json()
         seen += [u["id"] for u in page["users"]]
         with app.app_context():
             accounts.create_user(f"during{len(seen)}@example.com", None)
@@ -206,7 +206,7 @@ def test_pages_of_users_neither_repeat_nor_miss_while_accounts_are_created(app, 
     {"email": "a\x00b"}, {"unknown": "1"}, {"limit": "9" * 400},
 ])
 def test_bad_queries_are_422_problems(client, support, query):
-    answer = client.get(f"{ADMIN}/users", query_string=query, **bearer(support))
+    answer = client.get(f"{ADMIN}/users", query_string=query, **authorized(support))
     assert answer.status_code == 422, answer.get_json()
     assert answer.mimetype == "application/problem+json"
 
@@ -216,7 +216,7 @@ def test_bad_queries_are_422_problems(client, support, query):
     {"plan": "pro", "role": "admin"}, {"full_name": "x" * 201}, [], "pro",
 ])
 def test_bad_bodies_are_422_problems_and_change_nothing(app, client, user, support, body):
-    answer = client.patch(f"{ADMIN}/users/{user.id}", json=body, **bearer(support))
+    answer = client.patch(f"{ADMIN}/users/{user.id}", json=body, **authorized(support))
     assert answer.status_code == 422, answer.get_json()
     with app.app_context():
         assert db.session.get(User, user.id).plan == "free"
@@ -227,13 +227,13 @@ def test_search_by_email_prefix_plan_and_status(app, client, make_user, support)
     make_user("adam@example.com", plan="pro")
     make_user("bob@example.com")
     found = client.get(f"{ADMIN}/users", query_string={"email": "ada"},
-                       **bearer(support)).get_json()
+                       **authorized(support)).get_json()
     assert sorted(u["email"] for u in found["users"]) == ["ada@example.com", "adam@example.com"]
     pro = client.get(f"{ADMIN}/users", query_string={"plan": "pro"},
-                     **bearer(support)).get_json()
+                     **authorized(support)).get_json()
     assert [u["email"] for u in pro["users"]] == ["adam@example.com"]
     wildcard = client.get(f"{ADMIN}/users", query_string={"email": "%"},
-                          **bearer(support)).get_json()
+                          **authorized(support)).get_json()
     assert wildcard["users"] == []
 
 
@@ -244,7 +244,7 @@ def test_search_by_email_prefix_plan_and_status(app, client, make_user, support)
                                     # PostgreSQL, which cannot compare one
                                     "WyIyMDI2LTAxLTAxVDAwOjAwOjAwKzAwOjAwIiwiYVx1MDAwMGIiXQ"])
 def test_a_forged_cursor_is_a_422_never_a_500(client, support, cursor):
-    answer = client.get(f"{ADMIN}/users", query_string={"cursor": cursor}, **bearer(support))
+    answer = client.get(f"{ADMIN}/users", query_string={"cursor": cursor}, **authorized(support))
     assert answer.status_code == 422, answer.get_json()
 
 
@@ -252,19 +252,19 @@ def test_a_forged_events_cursor_beyond_64_bits_is_a_422(client, user, support):
     import base64
     cursor = base64.urlsafe_b64encode(b"[99999999999999999999999]").decode().rstrip("=")
     answer = client.get(f"{ADMIN}/users/{user.id}/events", query_string={"cursor": cursor},
-                        **bearer(support))
+                        **authorized(support))
     assert answer.status_code == 422
 
 
 def test_support_closes_an_account_as_its_owner_would(app, client, user, login, support,
                                                       mailbox):
     tokens = login(user)
-    closed = client.delete(f"{ADMIN}/users/{user.id}", **bearer(support))
+    closed = client.delete(f"{ADMIN}/users/{user.id}", **authorized(support))
     assert closed.status_code == 202 and closed.get_json()["erase_after"]
     assert client.post("/api/v2/auth/refresh",
                        json={"refresh_token": tokens["refresh_token"]}).status_code == 401
     assert mailbox.last_link(user.email, "/account/restore")
-    enable = client.post(f"{ADMIN}/users/{user.id}/enable", **bearer(support))
+    enable = client.post(f"{ADMIN}/users/{user.id}/enable", **authorized(support))
     assert enable.status_code == 409 and enable.get_json()["code"] == "deletion_scheduled"
 
 
@@ -281,14 +281,14 @@ def test_the_delivery_log_lists_and_retries_through_the_admin_api(app, client, s
                                 last_error="ConnectError", created_at=now()))
         db.session.commit()
     listed = client.get(f"{ADMIN}/deliveries", query_string={"status": "failed"},
-                        **bearer(support)).get_json()["deliveries"]
+                        **authorized(support)).get_json()["deliveries"]
     assert [(d["event_id"], d["status"], d["attempts"]) for d in listed] == [
         ("evt_x", "failed", 25)]
-    assert client.get(f"{ADMIN}/deliveries", **bearer(billing)).status_code == 403
+    assert client.get(f"{ADMIN}/deliveries", **authorized(billing)).status_code == 403
     assert client.get(f"{ADMIN}/deliveries", query_string={"status": "lost"},
-                      **bearer(support)).status_code == 422
+                      **authorized(support)).status_code == 422
     retried = client.post(f"{ADMIN}/deliveries/retry", json={"failed": True, "site": "ledger"},
-                          **bearer(support))
+                          **authorized(support))
     assert retried.get_json() == {"due": 1}
 
 
@@ -298,14 +298,14 @@ def test_an_id_token_and_a_third_party_clients_token_get_401(client, user, suppo
     code = get_code(client, user, authorize_query(verifier=verifier))
     issued = redeem(client, code, verifier).get_json()
     for untrusted in (issued["id_token"], issued["access_token"]):
-        answer = client.get(f"{ADMIN}/users", **bearer(untrusted))
+        answer = client.get(f"{ADMIN}/users", **authorized(untrusted))
         assert answer.status_code == 401, answer.get_json()
-    assert client.get(f"{ADMIN}/users", **bearer(support)).status_code == 200
+    assert client.get(f"{ADMIN}/users", **authorized(support)).status_code == 200
 
 
 @pytest.mark.parametrize("path", ["/users/a%00b", "/users/a%00b/events", "/users/x" + "f" * 40])
 def test_a_hostile_user_id_is_a_404_problem(client, support, path):
-    answer = client.get(f"{ADMIN}{path}", **bearer(support))
+    answer = client.get(f"{ADMIN}{path}", **authorized(support))
     assert answer.status_code == 404 and answer.mimetype == "application/problem+json"
 
 

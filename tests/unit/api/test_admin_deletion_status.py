@@ -5,8 +5,8 @@ API's `status` (one account, the list and its filter) and `flask users list` say
 from __future__ import annotations
 
 from tests.support import admin
-from tests.support.admin import bearer
-from tests.unit.test_cli import run
+from tests.support.admin import authorized
+from tests.support.cli import run
 
 ADMIN = "/api/admin/v1"
 
@@ -16,15 +16,15 @@ def test_a_deleted_account_is_deletion_scheduled_in_the_api_and_the_cli(app, cli
     support = admin.token(client, admin.register(app, "support", "users:read", "users:write"))
     other = make_user("other@example.com")
     run(app, "users", "disable", other.email)
-    deleted = client.delete(f"{ADMIN}/users/{user.id}", **bearer(support))
+    deleted = client.delete(f"{ADMIN}/users/{user.id}", **authorized(support))
     assert deleted.status_code == 202 and deleted.get_json()["status"] == "deletion_scheduled"
 
-    shown = client.get(f"{ADMIN}/users/{user.id}", **bearer(support)).get_json()
+    shown = client.get(f"{ADMIN}/users/{user.id}", **authorized(support)).get_json()
     assert shown["status"] == "deletion_scheduled"
     for status, expected in (("deletion_scheduled", [user.email]), ("disabled", [other.email]),
                              ("active", [])):
         listed = client.get(f"{ADMIN}/users", query_string={"status": status},
-                            **bearer(support)).get_json()["users"]
+                            **authorized(support)).get_json()["users"]
         assert [found["email"] for found in listed] == expected, status
 
     rows = {line.split()[0]: line.split() for line in

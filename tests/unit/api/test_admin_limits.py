@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 
 
 @pytest.fixture
@@ -17,9 +17,9 @@ def settings():
 def test_each_client_has_its_own_allowance(app, client):
     runaway = admin.token(client, admin.register(app, "runaway", "users:read"))
     other = admin.token(client, admin.register(app, "other", "users:read"))
-    answers = [client.get("/api/admin/v1/users", **bearer(runaway)).status_code
+    answers = [client.get("/api/admin/v1/users", **authorized(runaway)).status_code
                for _ in range(4)]
     assert answers == [200, 200, 200, 429]
-    limited = client.get("/api/admin/v1/users", **bearer(runaway))
+    limited = client.get("/api/admin/v1/users", **authorized(runaway))
     assert limited.mimetype == "application/problem+json" and "Retry-After" in limited.headers
-    assert client.get("/api/admin/v1/users", **bearer(other)).status_code == 200
+    assert client.get("/api/admin/v1/users", **authorized(other)).status_code == 200

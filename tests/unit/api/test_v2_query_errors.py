@@ -4,14 +4,14 @@ names the query, never "The request body is invalid." (a GET has no body; issue 
 from __future__ import annotations
 
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 
 
 def test_a_wrong_admin_query_parameter_names_the_query(app, client):
     support = admin.token(client, admin.register(app, "support", "users:read"))
     for query in ({"status": "gone"}, {"limit": "0"}, {"cursor": "WzEsMl0"},
                   {"plan": ["a", "b"]}):
-        answer = client.get("/api/admin/v1/users", query_string=query, **bearer(support))
+        answer = client.get("/api/admin/v1/users", query_string=query, **authorized(support))
         body = answer.get_json()
         assert answer.status_code == 422 and body["code"] == "invalid_body", (query, body)
         assert "body" not in body["detail"], (query, body)

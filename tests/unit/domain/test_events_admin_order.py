@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 from tests.support.api import all_at_once
 from tests.unit.console.test_views import operator  # noqa: F401 (a fixture)
 
@@ -33,10 +33,10 @@ def later_call_written_first(client, clock, user, support):
     start = clock.now
     clock.now = start + timedelta(milliseconds=38)
     assert client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"},
-                        **bearer(support)).status_code == 200
+                        **authorized(support)).status_code == 200
     clock.now = start
     assert client.patch(f"{ADMIN}/users/{user.id}", json={"full_name": "Ada L."},
-                        **bearer(support)).status_code == 200
+                        **authorized(support)).status_code == 200
     clock.now = start + timedelta(seconds=1)
 
 
@@ -44,7 +44,7 @@ def listed(client, user, support, limit=100):
     found, cursor = [], None
     while True:
         page = client.get(f"{ADMIN}/users/{user.id}/events", query_string={
-            "limit": limit, **({"cursor": cursor} if cursor else {})}, **bearer(support))
+            "limit": limit, **({"cursor": cursor} if cursor else {})}, **authorized(support))
         assert page.status_code == 200, page.get_json()
         found += page.get_json()["events"]
         cursor = page.get_json()["next_cursor"]
@@ -89,7 +89,7 @@ def test_sixteen_concurrent_calls_are_listed_newest_first(app, client, user, sup
     def call(index):
         return app.test_client().patch(f"{ADMIN}/users/{user.id}",
                                        json={"plan": ("free", "pro", "team")[index % 3],
-                                             "full_name": f"Ada {index}"}, **bearer(support))
+                                             "full_name": f"Ada {index}"}, **authorized(support))
     assert {answer.status_code for answer in all_at_once(16, call)} == {200}
     events = listed(client, user, support, limit=7)
     assert newest_first([datetime.fromisoformat(event["at"]) for event in events])

@@ -13,7 +13,7 @@ from app.domain.clock import system_clock
 from app.extensions import db
 from app.models import AuthSession, ConsentGrant
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 from tests.support.events import OUTSIDER_SECRET, SECRET
 from tests.support.oidc import authorize_query, get_code, pkce, redeem
 from tests.support.pages import submit
@@ -83,7 +83,7 @@ def test_an_openid_only_client_hears_no_address_name_plan_or_session(
     consent(app, user, "openid")
     support = admin.token(client, admin.register(app, "support", "users:write", "users:plan"))
     changed = client.patch(f"/api/admin/v1/users/{user.id}",
-                           json={"full_name": "Ada Lovelace", "plan": "pro"}, **bearer(support))
+                           json={"full_name": "Ada Lovelace", "plan": "pro"}, **authorized(support))
     assert changed.status_code == 200, changed.get_json()
     first_party = login(user)
     client.post("/api/v2/auth/logout?scope=global",
@@ -110,8 +110,8 @@ def test_email_and_profile_consent_hears_those_claims_never_the_plan(
     consent(app, user, "openid email profile")
     support = admin.token(client, admin.register(app, "support", "users:write", "users:plan"))
     client.patch(f"/api/admin/v1/users/{user.id}", json={"full_name": "Ada L.", "plan": "pro"},
-                 **bearer(support))
-    client.patch(f"/api/admin/v1/users/{user.id}", json={"plan": "team"}, **bearer(support))
+                 **authorized(support))
+    client.patch(f"/api/admin/v1/users/{user.id}", json={"plan": "team"}, **authorized(support))
     change_address(client, mailbox, login, user, "ada@moved.example")
     _, outsider = delivered(app, receiver)
     assert of_type(outsider, "user.updated") == [
@@ -127,7 +127,7 @@ def test_profile_consent_alone_hears_the_name_not_the_address(app, client, user,
     consent(app, user, "openid profile")
     support = admin.token(client, admin.register(app, "support", "users:write"))
     client.patch(f"/api/admin/v1/users/{user.id}", json={"full_name": "Ada L."},
-                 **bearer(support))
+                 **authorized(support))
     change_address(client, mailbox, login, user, "ada@moved.example")
     _, outsider = delivered(app, receiver)
     assert of_type(outsider, "user.updated") == [

@@ -16,7 +16,7 @@ from app.domain.clock import system_clock
 from app.extensions import db
 from app.models import AccountEvent, User
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 from tests.support.api import all_at_once
 from tests.support.events import SECRET, example_app
 from tests.support.receiver import Receiver
@@ -52,9 +52,9 @@ def concurrent_admin_calls(app, user_id, token):
         client = app.test_client()
         if index % 4 == 3:
             action = "disable" if index % 8 == 3 else "enable"
-            return client.post(f"{ADMIN}/users/{user_id}/{action}", **bearer(token))
+            return client.post(f"{ADMIN}/users/{user_id}/{action}", **authorized(token))
         return client.patch(f"{ADMIN}/users/{user_id}", json={"plan": PLANS[index % 3]},
-                            **bearer(token))
+                            **authorized(token))
     answers = all_at_once(CALLS, call)
     assert {answer.status_code for answer in answers} == {200}
 
@@ -72,7 +72,7 @@ def test_concurrent_changes_are_numbered_in_the_order_they_commit(app, client, m
     ada, bob = make_user("ada@example.com"), make_user("bob@example.com")
     token = admin.token(client, admin.register(app, "support", "users:write", "users:plan"))
     concurrent_admin_calls(app, ada.id, token)
-    client.patch(f"{ADMIN}/users/{bob.id}", json={"plan": "team"}, **bearer(token))
+    client.patch(f"{ADMIN}/users/{bob.id}", json={"plan": "team"}, **authorized(token))
     with app.app_context():
         stored = db.session.get(User, ada.id)
         final = {"plan": stored.plan, "disabled": stored.disabled_at is not None}

@@ -7,7 +7,6 @@ import datetime
 import email
 import ipaddress
 import re
-import socket
 import ssl
 from datetime import timedelta
 from email import policy
@@ -28,6 +27,8 @@ from app.infra.outbox_worker import _Worker
 from app.models import MailJob
 from tests.support.accounts import PASSWORD
 from tests.support.pages import open_mailed_link
+from tests.support.rows import mail_jobs as jobs
+from tests.support.servers import free_port
 
 
 class Collector:
@@ -47,12 +48,6 @@ class Collector:
         self.raw.append(envelope.content)
         self.tls_used.append(session.ssl is not None)
         return "250 OK"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture
@@ -270,11 +265,6 @@ def test_a_link_kept_under_another_secret_key_is_made_again(app, client, user, s
     drain(other)
     first, second = inbox.messages
     assert reset(client, link_in(second, "/reset-password")).status_code == 200
-
-
-def jobs(app):
-    with app.app_context():
-        return list(db.session.scalars(select(MailJob).order_by(MailJob.created_at)))
 
 
 class TestServerDown:

@@ -8,7 +8,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import update
 from sqlalchemy.exc import OperationalError
 
 from app.domain.mail.outbox import schedule
@@ -16,6 +16,7 @@ from app.extensions import db
 from app.infra.mail import MemoryTransport
 from app.infra.outbox_worker import Outbox, _Worker
 from app.models import MailJob
+from tests.support.rows import mail_jobs as jobs
 
 TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)
 
@@ -23,11 +24,6 @@ TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)
 @pytest.fixture
 def settings():
     return {"METRICS_TOKEN": TOKEN}
-
-
-def jobs(app):
-    with app.app_context():
-        return list(db.session.scalars(select(MailJob).order_by(MailJob.created_at)))
 
 
 def sent_to(app):

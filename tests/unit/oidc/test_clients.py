@@ -7,12 +7,9 @@ from app.domain.clients import sites
 from app.domain.tokens import tokens
 from app.extensions import db
 from app.models import ClientSite
+from tests.support.cli import run as _cli
 
 pytestmark = pytest.mark.app_settings("oidc")
-
-
-def _cli(app, *args):
-    return app.test_cli_runner().invoke(args=list(args))
 
 
 def test_a_site_registered_as_before_is_a_first_party_public_client(app):

@@ -10,6 +10,7 @@ import pytest
 
 from app.domain.clients import branding
 from app.domain.errors import InvalidBody
+from tests.support.cli import run as cli
 from tests.support.pages import submit
 
 pytestmark = pytest.mark.app_settings("pages")
@@ -28,10 +29,6 @@ def png(width: int = 2, height: int = 2, trailing: bytes = b"") -> bytes:
 
 SVG_OK = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10">'
           b'<rect width="10" height="10" fill="#123456"/></svg>')
-
-
-def cli(app, *args):
-    return app.test_cli_runner().invoke(args=list(args))
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, Recov
 from app.web.headers import CONTENT_SECURITY_POLICY
 from tests.support import races
 from tests.support.accounts import OWNED
-from tests.support.pages import csrf_token, submit
+from tests.support.pages import csrf_token, sign_in_with_password, submit
 from tests.support.passkeys import add_passkey as add_passkey_at
 from tests.support.passkeys import ceremony_options as options
 from tests.support.sites import SYMBOLS
@@ -44,10 +44,6 @@ def user(make_user):
 @pytest.fixture
 def authenticator():
     return SoftAuthenticator()
-
-
-def sign_in_with_password(client, account, query=""):
-    return submit(client, "/login" + query, {"email": account.email, "password": account.password})
 
 
 def add_passkey(client, authenticator, name="Laptop"):

@@ -8,14 +8,11 @@ import pytest
 
 from tests.support.accounts import OWNED
 from tests.support.pages import csrf_token, submit
+from tests.support.pages import sign_in_with_password as password_step
 from tests.support.second_factors import code_at, enrol, enrolled_user
 from tests.support.sites import SYMBOLS
 
 pytestmark = pytest.mark.app_settings("pages")
-
-
-def password_step(client, account, query=""):
-    return submit(client, "/login" + query, {"email": account.email, "password": account.password})
 
 
 def code_step(client, code, query=""):

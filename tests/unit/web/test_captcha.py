@@ -3,8 +3,6 @@ asked (issue 17, items 2-5)."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from app.domain.tools import tools
@@ -13,6 +11,7 @@ from tests.support.captcha_standin import (
     captcha_app_settings,  # noqa: F401 (its settings)
     fresh_token,
 )
+from tests.support.servers import free_port as _closed_port
 
 SIGNUP = "/api/v2/auth/signup"
 FORGOT = "/api/v2/auth/forgot-password"
@@ -112,11 +111,6 @@ def test_a_malformed_address_is_refused_before_the_captcha_is_spent(client, stan
 
 
 # Provider down -------------------------------------------------------------------------------
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.mark.parametrize("failure", ["down", "slow", "garbage", "closed"])

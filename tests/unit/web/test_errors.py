@@ -6,15 +6,7 @@ from sqlalchemy.exc import OperationalError
 from app import create_app
 from app.domain.accounts import accounts
 from app.version import VERSION
-
-
-def assert_problem(response, status, code):
-    assert response.status_code == status
-    assert response.mimetype == "application/problem+json"
-    body = response.get_json()
-    assert body["status"] == status and body["code"] == code and body["type"] == "about:blank"
-    assert b"<html" not in response.data.lower() and b"Traceback" not in response.data
-    return body
+from tests.support.api import assert_problem
 
 
 def test_an_unknown_api_path_is_a_404_problem(client):

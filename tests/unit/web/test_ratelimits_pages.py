@@ -7,11 +7,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from sqlalchemy import func, select
 
-from app.extensions import db
-from app.models import HandoffCode
 from tests.support.pages import csrf_token, submit
+from tests.support.rows import handoff_codes as codes
 from tests.support.sites import PAGE_SITES, SYMBOLS
 
 pytestmark = pytest.mark.app_settings("pages")
@@ -133,10 +131,6 @@ def test_resend_confirmation_is_counted_per_account(app, signed_in, make_user):
 
 
 # Single sign-on -----------------------------------------------------------------------------
-
-def codes(app):
-    with app.app_context():
-        return db.session.scalar(select(func.count()).select_from(HandoffCode))
 
 
 def test_single_sign_on_hands_out_a_bounded_number_of_codes_per_session(app, signed_in, user):

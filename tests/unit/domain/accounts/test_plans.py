@@ -10,7 +10,7 @@ from app.domain.accounts import accounts, plans
 from app.extensions import db
 from app.models import User
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 from tests.support.pages import submit
 
 ADMIN = "/api/admin/v1"
@@ -28,27 +28,27 @@ def support(app, client):
 
 
 def test_patch_refuses_a_plan_outside_it_with_a_documented_422(app, client, user, support):
-    refused = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "gold"}, **bearer(support))
+    refused = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "gold"}, **authorized(support))
     assert refused.status_code == 422 and refused.mimetype == "application/problem+json"
     assert refused.get_json() | {"type": None, "title": None} == {
         "type": None, "title": None, "status": 422, "code": "unknown_plan", "detail": NAMED,
         "errors": [{"pointer": "#/plan", "detail": NAMED}]}
     with app.app_context():
         assert db.session.get(User, user.id).plan == "basic"
-    kept = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "team"}, **bearer(support))
+    kept = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "team"}, **authorized(support))
     assert kept.status_code == 200 and kept.get_json()["plan"] == "team"
 
 
 def test_create_refuses_a_plan_outside_it_and_defaults_to_the_default_plan(app, client,
                                                                            support, mailbox):
     refused = client.post(f"{ADMIN}/users", json={"email": "new@example.com", "plan": "free"},
-                          **bearer(support))
+                          **authorized(support))
     assert refused.status_code == 422 and refused.get_json()["code"] == "unknown_plan"
     assert "the plans are basic, pro, team" in refused.get_json()["detail"]
     with app.app_context():
         assert db.session.scalars(select(User)).all() == []
     assert mailbox.messages == []  # no invitation either
-    made = client.post(f"{ADMIN}/users", json={"email": "new@example.com"}, **bearer(support))
+    made = client.post(f"{ADMIN}/users", json={"email": "new@example.com"}, **authorized(support))
     assert made.status_code == 201 and made.get_json()["plan"] == "basic"
     assert len(mailbox.to("new@example.com")) == 1
 

@@ -13,10 +13,10 @@ from app import create_app
 from app.extensions import db
 from app.models import User
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
+from tests.support.cli import run
 from tests.support.pages import submit
 from tests.unit.console.test_views import operator  # noqa: F401 (a fixture)
-from tests.unit.test_cli import run
 
 ADMIN = "/api/admin/v1"
 NAMED = "There is no plan platinum-typo: the plans are free, pro, team."
@@ -35,15 +35,15 @@ def plan_of(app, user):
 def test_the_admin_api_refuses_a_plan_outside_the_default_catalogue(app, client, user,
                                                                     support):
     refused = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "platinum-typo"},
-                           **bearer(support))
+                           **authorized(support))
     assert refused.status_code == 422, refused.get_json()
     assert refused.get_json()["code"] == "unknown_plan"
     assert refused.get_json()["errors"] == [{"pointer": "#/plan", "detail": NAMED}]
     created = client.post(f"{ADMIN}/users", json={"email": "new@example.com",
-                                                  "plan": "platinum-typo"}, **bearer(support))
+                                                  "plan": "platinum-typo"}, **authorized(support))
     assert created.status_code == 422 and created.get_json()["code"] == "unknown_plan"
     assert plan_of(app, user) == "free"
-    kept = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "team"}, **bearer(support))
+    kept = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "team"}, **authorized(support))
     assert kept.status_code == 200 and kept.get_json()["plan"] == "team"
 
 

@@ -12,10 +12,10 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import AccountEvent, AuditEvent, User
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
+from tests.support.cli import run
 from tests.support.pages import submit
 from tests.unit.console.test_views import operator  # noqa: F401 (a fixture)
-from tests.unit.test_cli import run
 
 ADMIN = "/api/admin/v1"
 
@@ -70,11 +70,11 @@ def held(app, client, user):
 
 
 def test_the_admin_apis_disable_holds_through_a_restore(app, client, user, support, leaving):
-    disabled = client.post(f"{ADMIN}/users/{user.id}/disable", **bearer(support))
+    disabled = client.post(f"{ADMIN}/users/{user.id}/disable", **authorized(support))
     assert disabled.status_code == 200 and disabled.get_json()["disabled_at"]
     restore(client, leaving)
     held(app, client, user)
-    enabled = client.post(f"{ADMIN}/users/{user.id}/enable", **bearer(support))
+    enabled = client.post(f"{ADMIN}/users/{user.id}/enable", **authorized(support))
     assert enabled.status_code == 200
     assert signs_in(client, user) == 200
 

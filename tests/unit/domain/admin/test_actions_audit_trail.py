@@ -10,14 +10,14 @@ from sqlalchemy import select
 from app.domain import audit
 from app.extensions import db
 from app.models import TotpFactor, User
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 from tests.support.audit import audit_rows
 from tests.support.second_factors import enrolled_user
 from tests.unit.api.test_admin import ADMIN, billing, support  # noqa: F401 (fixtures)
 
 
 def listed(client, token, user_id, **query):
-    answer = client.get(f"{ADMIN}/users/{user_id}/events", query_string=query, **bearer(token))
+    answer = client.get(f"{ADMIN}/users/{user_id}/events", query_string=query, **authorized(token))
     assert answer.status_code == 200, answer.get_json()
     return answer.get_json()["events"]
 
@@ -25,22 +25,22 @@ def listed(client, token, user_id, **query):
 def test_a_search_by_address_is_traced_on_the_account_it_found(app, client, user, make_user,
                                                                support):  # noqa: F811
     other = make_user("bob@example.com")
-    found = client.get(f"{ADMIN}/users", query_string={"email": user.email}, **bearer(support))
+    found = client.get(f"{ADMIN}/users", query_string={"email": user.email}, **authorized(support))
     assert [u["id"] for u in found.get_json()["users"]] == [user.id]
     traced = audit_rows(app, event="admin_api:list_users")
     assert [(e.user_id, e.actor, e.read) for e in traced] == [(user.id, "client:support", True)]
     assert not audit_rows(app, event="admin_api:list_users", user_id=other.id)
     # Every account of a page is traced, in one statement; a page with none leaves one trace.
-    client.get(f"{ADMIN}/users", **bearer(support))
+    client.get(f"{ADMIN}/users", **authorized(support))
     assert {e.user_id for e in audit_rows(app, event="admin_api:list_users")} == {user.id, other.id}
-    client.get(f"{ADMIN}/users", query_string={"email": "nobody@"}, **bearer(support))
+    client.get(f"{ADMIN}/users", query_string={"email": "nobody@"}, **authorized(support))
     assert audit_rows(app, event="admin_api:list_users")[-1].user_id is None
 
 
 def test_reads_are_recorded_but_listed_only_when_asked_for(app, client, user,
                                                            support):  # noqa: F811
-    client.get(f"{ADMIN}/users/{user.id}", **bearer(support))
-    client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, **bearer(support))
+    client.get(f"{ADMIN}/users/{user.id}", **authorized(support))
+    client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, **authorized(support))
     default = [e["event"] for e in listed(client, support, user.id)]
     assert "plan_changed" in default
     assert "admin_api:show_user" not in default and "admin_api:user_events" not in default
@@ -49,15 +49,15 @@ def test_reads_are_recorded_but_listed_only_when_asked_for(app, client, user,
     assert reads["admin_api:show_user"] is True and reads["admin_api:user_events"] is True
     assert reads["plan_changed"] is False
     bad = client.get(f"{ADMIN}/users/{user.id}/events", query_string={"include_reads": "maybe"},
-                     **bearer(support))
+                     **authorized(support))
     assert bad.status_code == 422 and bad.get_json()["code"] == "invalid_body"
 
 
 def test_a_call_refused_for_its_scope_is_traced(app, client, user, billing):  # noqa: F811
     assert client.get(f"{ADMIN}/users", query_string={"email": user.email},
-                      **bearer(billing)).status_code == 403
+                      **authorized(billing)).status_code == 403
     assert client.patch(f"{ADMIN}/users/{user.id}", json={"full_name": "Eve"},
-                        **bearer(billing)).status_code == 403
+                        **authorized(billing)).status_code == 403
     refused = [(e.event, e.actor, e.read) for e in audit_rows(app, actor="client:billing")
                if e.event != "client_token_issued"]
     assert refused == [("admin_api_refused:list_users", "client:billing", False),
@@ -67,11 +67,11 @@ def test_a_call_refused_for_its_scope_is_traced(app, client, user, billing):  # 
 def test_each_change_carries_its_before_and_after_values(app, client, user,
                                                          support):  # noqa: F811
     client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro", "full_name": "Ada L."},
-                 **bearer(support))
-    client.post(f"{ADMIN}/users/{user.id}/disable", **bearer(support))
-    client.post(f"{ADMIN}/users/{user.id}/enable", **bearer(support))
+                 **authorized(support))
+    client.post(f"{ADMIN}/users/{user.id}/disable", **authorized(support))
+    client.post(f"{ADMIN}/users/{user.id}/enable", **authorized(support))
     created = client.post(f"{ADMIN}/users", json={"email": "cy@example.com", "full_name": "Cy"},
-                          **bearer(support)).get_json()
+                          **authorized(support)).get_json()
     changes = {e["event"]: e["changes"] for e in listed(client, support, user.id)}
     assert changes["plan_changed"] == {"plan": {"before": "free", "after": "pro"}}
     assert changes["profile_changed"] == {"full_name": {"before": "Ada", "after": "Ada L."}}
@@ -93,14 +93,16 @@ def test_no_secret_reaches_the_before_and_after_values(app, client, make_user, c
         secrets |= {str(value) for value in vars(totp).values() if isinstance(value, str | bytes)
                     and len(value) >= 16}
     for call in (lambda: client.patch(f"{ADMIN}/users/{account.id}",
-                                      json={"plan": "pro", "full_name": "S"}, **bearer(support)),
-                 lambda: client.delete(f"{ADMIN}/users/{account.id}/factors", **bearer(support)),
+                                      json={"plan": "pro", "full_name": "S"},
+                                      **authorized(support)),
+                 lambda: client.delete(f"{ADMIN}/users/{account.id}/factors",
+                                       **authorized(support)),
                  lambda: client.delete(f"{ADMIN}/users/{account.id}/sessions",
-                                       **bearer(support)),
+                                       **authorized(support)),
                  lambda: client.post(f"{ADMIN}/users/{account.id}/password-reset",
-                                     **bearer(support)),
-                 lambda: client.post(f"{ADMIN}/users/{account.id}/disable", **bearer(support)),
-                 lambda: client.delete(f"{ADMIN}/users/{account.id}", **bearer(support))):
+                                     **authorized(support)),
+                 lambda: client.post(f"{ADMIN}/users/{account.id}/disable", **authorized(support)),
+                 lambda: client.delete(f"{ADMIN}/users/{account.id}", **authorized(support))):
         assert call().status_code < 300
     events = listed(client, support, account.id, include_reads="true")
     assert {"second_factors_reset", "sessions_ended", "deletion_scheduled"} <= {
@@ -127,7 +129,7 @@ def test_erasure_takes_the_values_and_the_operators_address_out_of_the_trail(
     from app.domain.lifecycle import leaving
     user = make_user("zelda.unique@example.com", full_name="Zelda Quintessence")
     op = make_user("op.unique@example.com")
-    client.patch(f"{ADMIN}/users/{user.id}", json={"full_name": "Zelda Q."}, **bearer(support))
+    client.patch(f"{ADMIN}/users/{user.id}", json={"full_name": "Zelda Q."}, **authorized(support))
     with app.app_context():
         by = audit.ClientInfo(actor=f"operator:{op.id}")
         actions.update(directory.require_user(user.id), by, plan="pro")

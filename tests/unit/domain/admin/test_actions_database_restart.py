@@ -14,7 +14,7 @@ from sqlalchemy import select
 from app.domain.admin import actions, directory
 from app.extensions import db
 from app.models import AccountEvent, User
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 from tests.support.audit import audit_rows
 from tests.support.outages import database_url, first, outage, then  # noqa: F401 (fixtures)
 from tests.unit.api.test_admin import ADMIN, support  # noqa: F401 (a fixture)
@@ -31,7 +31,7 @@ def stored(app, user_id: str) -> tuple[str, list[str]]:
 def test_a_change_that_committed_answers_success_and_keeps_its_audit(
         app, client, user, support, outage, monkeypatch, caplog):  # noqa: F811
     monkeypatch.setattr(actions, "update", then(outage, actions.update))
-    answer = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, **bearer(support))
+    answer = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, **authorized(support))
     assert answer.status_code == 200, answer.text
     assert answer.get_json()["plan"] == "pro"
     outage.end()
@@ -49,7 +49,7 @@ def test_a_change_that_committed_answers_success_and_keeps_its_audit(
 def test_a_change_that_did_not_commit_answers_503(
         app, client, user, support, outage, monkeypatch):  # noqa: F811
     monkeypatch.setattr(actions, "update", first(outage, actions.update))
-    answer = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, **bearer(support))
+    answer = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, **authorized(support))
     assert answer.status_code == 503, answer.text
     assert answer.headers["Content-Type"] == "application/problem+json"
     assert answer.get_json()["code"] == "service_unavailable" and answer.headers["Retry-After"]
@@ -62,10 +62,10 @@ def test_a_change_that_did_not_commit_answers_503(
 def test_a_read_whose_trace_was_not_kept_answers_503(
         app, client, user, support, outage, monkeypatch, caplog):  # noqa: F811
     monkeypatch.setattr(directory, "profile", then(outage, directory.profile))
-    answer = client.get(f"{ADMIN}/users/{user.id}", **bearer(support))
+    answer = client.get(f"{ADMIN}/users/{user.id}", **authorized(support))
     assert answer.status_code == 503, answer.text
     assert user.email not in answer.text
     assert f"event=admin_api:show_user users={user.id}" in caplog.text
     outage.end()
-    assert client.get(f"{ADMIN}/users/{user.id}", **bearer(support)).status_code == 200
+    assert client.get(f"{ADMIN}/users/{user.id}", **authorized(support)).status_code == 200
     assert [e.user_id for e in audit_rows(app, event="admin_api:show_user")] == [user.id]

@@ -11,10 +11,9 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.support import admin
-from tests.support.admin import bearer
+from tests.support.admin import authorized
+from tests.support.cli import run, table
 from tests.unit.console.test_views import operator  # noqa: F401 (a fixture: an operator signed in)
-from tests.unit.test_cli import run
-from tests.unit.test_cli_users import table
 
 USERS = "/api/admin/v1/users"
 
@@ -38,7 +37,7 @@ def people(make_user, clock):
 
 
 def found(client, support, **query):
-    answer = client.get(USERS, query_string=query, **bearer(support))
+    answer = client.get(USERS, query_string=query, **authorized(support))
     assert answer.status_code == 200, answer.get_json()
     return [user["email"] for user in answer.get_json()["users"]]
 
@@ -69,7 +68,7 @@ def test_wildcards_in_q_are_themselves(client, support, people, q, expected):
 @pytest.mark.parametrize("q", ["ab", "  ab  ", "x" * 255, "y" * 20_000, "a\x00bc", "a\x1b[2J",
                                "é" * 300])
 def test_a_q_too_short_too_long_or_not_printable_is_a_422_problem(client, support, people, q):
-    answer = client.get(USERS, query_string={"q": q}, **bearer(support))
+    answer = client.get(USERS, query_string={"q": q}, **authorized(support))
     assert answer.status_code == 422, answer.get_json()
     assert answer.mimetype == "application/problem+json"
 
@@ -81,7 +80,7 @@ def test_pages_of_a_search_neither_repeat_nor_miss(app, client, support, make_us
     seen, cursor = [], None
     while True:
         query = {"q": "FINDER", "limit": "3", **({"cursor": cursor} if cursor else {})}
-        page = client.get(USERS, query_string=query, **bearer(support)).get_json()
+        page = client.get(USERS, query_string=query, **authorized(support)).get_json()
         seen += [user["email"] for user in page["users"]]
         if len(seen) == 3:
             make_user("finder-late@example.com", full_name="Late")  # created while paging
@@ -97,7 +96,7 @@ def test_accounts_made_in_the_same_instant_page_by_id_once_each(app, client, sup
     seen, cursor = [], None
     while True:
         query = {"email": "twin", "limit": "2", **({"cursor": cursor} if cursor else {})}
-        page = client.get(USERS, query_string=query, **bearer(support)).get_json()
+        page = client.get(USERS, query_string=query, **authorized(support)).get_json()
         seen += [user["id"] for user in page["users"]]
         cursor = page["next_cursor"]
         if cursor is None:

@@ -12,7 +12,7 @@ from app.domain.admin import actions
 from app.extensions import db
 from app.models import AuditEvent, User
 from tests.support import admin, races
-from tests.support.admin import bearer
+from tests.support.admin import authorized
 
 ADMIN = "/api/admin/v1"
 EVERY_SCOPE = ("users:read", "users:write", "users:plan", "sessions:revoke", "audit:read")
@@ -24,7 +24,7 @@ def support(app, client):
 
 
 def keyed(token, key):
-    return bearer(token, **{"Idempotency-Key": key})
+    return authorized(token, **{"Idempotency-Key": key})
 
 
 def audited(app, event):
@@ -42,7 +42,7 @@ def test_a_patch_repeat_answers_the_first_answer_and_does_not_undo_a_later_chang
                               **keyed(support, "plan-41"))
     assert other_body.status_code == 422
     assert other_body.get_json()["code"] == "idempotency_key_reused"
-    later = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "team"}, **bearer(support))
+    later = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "team"}, **authorized(support))
     assert later.status_code == 200
     repeat = client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"},
                           **keyed(support, "plan-41"))

@@ -11,6 +11,7 @@ import pytest
 
 from app import create_app
 from app.domain.clients.endpoints import UnsafeEndpoint, check_endpoint
+from tests.support.cli import run as cli
 
 pytestmark = pytest.mark.app_settings("events")
 
@@ -31,10 +32,6 @@ REFUSED = [
     "::8.8.8.8",
 ]
 CARRIES_A_PUBLIC_ONE = ["2002:5db8:d822::1", "64:ff9b::5db8:d822", "::ffff:93.184.216.34"]
-
-
-def cli(app, *args):
-    return app.test_cli_runner().invoke(args=list(args))
 
 
 @pytest.fixture

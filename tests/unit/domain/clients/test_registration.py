@@ -16,12 +16,9 @@ from app.domain.clients import sites, webhooks
 from app.domain.clients.endpoints import UnsafeEndpoint, check_endpoint
 from app.extensions import db
 from app.models import ClientSite, Delivery
+from tests.support.cli import run as cli
 
 pytestmark = pytest.mark.app_settings("events")
-
-
-def cli(app, *args):
-    return app.test_cli_runner().invoke(args=list(args))
 
 
 def secret_of(output):

@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from sqlalchemy import func, select
 
 from app.domain.clients import registration
 from app.domain.sessions import handoff
 from app.extensions import db
-from app.models import HandoffCode, User
+from app.models import User
 from tests.support.http import bearer
 from tests.support.oidc import (
     CONFIDENTIAL,
@@ -32,6 +31,7 @@ from tests.support.oidc import (
     redeem,
 )
 from tests.support.pages import submit
+from tests.support.rows import handoff_codes as _codes
 from tests.support.sites import PROVIDERS
 
 pytestmark = pytest.mark.app_settings("oidc")
@@ -47,11 +47,6 @@ def settings():
                     OUTSIDER: {**SITES[OUTSIDER], "origins": [OUTSIDER_ORIGIN]},
                     CONFIDENTIAL: {**SITES[CONFIDENTIAL], "origins": [LEDGER_ORIGIN]}}
     return {"CLIENT_SITES": with_origins, **PROVIDERS}
-
-
-def _codes(app) -> int:
-    with app.app_context():
-        return db.session.scalar(select(func.count()).select_from(HandoffCode))
 
 
 def _signed_in(client, user) -> None:

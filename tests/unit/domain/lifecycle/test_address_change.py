@@ -18,6 +18,8 @@ from app.extensions import db
 from app.infra.lanes import Job
 from app.models import User
 from tests.support import admin
+from tests.support.api import mailed_token as _token
+from tests.support.http import bearer_of as _bearer
 from tests.support.oauth import just_the_account
 from tests.support.pages import submit
 
@@ -29,14 +31,6 @@ PASSPHRASE = "a long enough passphrase"
 def settings():
     from tests.support.oidc import SITES
     return {"CLIENT_SITES": SITES}
-
-
-def _bearer(tokens):
-    return {"Authorization": f"Bearer {tokens['access_token']}"}
-
-
-def _token(mailbox, to, path):
-    return mailbox.last_link(to, path).split("token=")[1]
 
 
 def _open(client, path, token):

@@ -10,17 +10,11 @@ from sqlalchemy import String, cast, inspect, select
 from app.domain import retention
 from app.extensions import db
 from app.models import User
+from tests.support.api import mailed_token as _link
+from tests.support.http import bearer_of as bearer
 from tests.support.pages import submit
 
 PASSWORD_PROOF = "correct horse battery staple"
-
-
-def bearer(tokens):
-    return {"Authorization": f"Bearer {tokens['access_token']}"}
-
-
-def _link(mailbox, to, path):
-    return mailbox.last_link(to, path).split("token=")[1]
 
 
 def _open(client, path, token):

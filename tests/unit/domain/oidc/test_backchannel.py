@@ -10,7 +10,8 @@ from urllib.parse import parse_qs
 import jwt
 import pytest
 
-from tests.support.oidc import PUBLIC, PUBLIC_URI, SITES, authorize_query, get_code, pkce, redeem
+from tests.support.oidc import PUBLIC, PUBLIC_URI, SITES
+from tests.support.oidc import signed_in_tokens as signed_in
 
 pytestmark = pytest.mark.app_settings("events")
 
@@ -21,12 +22,6 @@ LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-logout"
 def settings(receiver):
     return {"WEBHOOK_RETRY_DELAY": 0.05, "CLIENT_SITES": {
         **SITES, PUBLIC: {**SITES[PUBLIC], "backchannel_logout_uri": f"{receiver.url}/logout"}}}
-
-
-def signed_in(client, user):
-    verifier = pkce()
-    return redeem(client, get_code(client, user, authorize_query(verifier=verifier)),
-                  verifier).get_json()
 
 
 def logout_token_claims(app, client, received):

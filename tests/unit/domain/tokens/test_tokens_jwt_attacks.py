@@ -25,6 +25,7 @@ from jwt.algorithms import ECAlgorithm, get_default_algorithms
 
 from app.domain.tools import tools
 from app.infra.keys import SigningKey
+from tests.support.encoding import b64url
 from tests.support.http import bearer
 
 VERIFY = "/api/v2/auth/verify"
@@ -33,9 +34,6 @@ DROP = object()  # a claim or header value meaning "leave this member out"
 
 
 # Building tokens by hand ---------------------------------------------------------------------
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 def segment(obj: Any) -> str:

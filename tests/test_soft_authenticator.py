@@ -25,7 +25,8 @@ from webauthn.helpers.structs import (
     PublicKeyCredentialDescriptor,
 )
 
-from tests.support.soft_authenticator import SoftAuthenticator, b64url
+from tests.support.encoding import b64url
+from tests.support.soft_authenticator import SoftAuthenticator
 
 RP_ID = "example.com"
 ORIGIN = "https://example.com"

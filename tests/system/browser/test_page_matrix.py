@@ -40,12 +40,12 @@ from tests.support.browser import (
     GENEROUS_LIMITS,
     Site,
     link_in,
-    pkce_pair,
     read_mail,
     sign_in_with_form,
     signed_in_and_confirmed,
     start_authenticator,
 )
+from tests.support.encoding import pkce_pair
 from tests.support.sqlite_server import server_pool
 from tests.system.browser.test_accessibility import DESKTOP, PHONE, SCREENSHOTS, run_axe
 

@@ -19,11 +19,11 @@ from tests.support.browser import (
     create_account,
     exchange,
     link_in,
-    pkce_pair,
     read_mail,
     sign_in_with_form,
     wait_for_callback,
 )
+from tests.support.encoding import pkce_pair
 from tests.support.sqlite_server import ServerFactory
 
 pytestmark = pytest.mark.e2e

@@ -19,11 +19,12 @@ from app.models import AuditEvent, AuthSession, Passkey, PasskeyChallenge, Recov
 from app.web.headers import CONTENT_SECURITY_POLICY
 from tests.support import races
 from tests.support.accounts import OWNED
+from tests.support.encoding import b64url
 from tests.support.pages import csrf_token, sign_in_with_password, submit
 from tests.support.passkeys import add_passkey as add_passkey_at
 from tests.support.passkeys import ceremony_options as options
 from tests.support.sites import SYMBOLS
-from tests.support.soft_authenticator import SoftAuthenticator, b64url
+from tests.support.soft_authenticator import SoftAuthenticator
 
 pytestmark = pytest.mark.app_settings("pages")
 

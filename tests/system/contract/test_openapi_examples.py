@@ -148,7 +148,7 @@ def settings():
 
 
 def _service(app: Any, client: Any, name: str, *scopes: str) -> dict[str, Any]:
-    return admin.bearer(admin.token(client, admin.register(app, name, *scopes)))
+    return admin.authorized(admin.token(client, admin.register(app, name, *scopes)))
 
 
 def _admin_answers(app: Any, client: Any, user: Any) -> list[tuple[str, str, Any]]:

@@ -161,7 +161,7 @@ def test_a_provider_cannot_make_an_account_at_a_held_address(app, user, moved):
 
 def test_an_operator_cannot_open_an_account_at_a_held_address(app, client, user, moved):
     support = admin.token(client, admin.register(app, "support", "users:read", "users:write"))
-    taken = client.post("/api/admin/v1/users", json={"email": OWNER}, **admin.bearer(support))
+    taken = client.post("/api/admin/v1/users", json={"email": OWNER}, **admin.authorized(support))
     assert taken.status_code == 409 and taken.get_json()["code"] == "email_taken"
     _undo_still_restores(app, user, moved)
 

@@ -21,9 +21,9 @@ def staff_act_on(app, client, user, operator_browser):
     billing = admin.token(client, admin.register(app, "billing", "users:plan"))
     support = admin.token(client, admin.register(app, "support", "users:read", "audit:read"))
     assert client.patch(f"{ADMIN}/users/{user.id}", json={"plan": "pro"}, environ_base=BILLING,
-                        **admin.bearer(billing)).status_code == 200
+                        **admin.authorized(billing)).status_code == 200
     assert client.get(f"{ADMIN}/users/{user.id}", environ_base=SUPPORT,
-                      **admin.bearer(support)).status_code == 200
+                      **admin.authorized(support)).status_code == 200
     operator_browser.environ_base.update(CONSOLE)
     assert operator_browser.get(f"/admin/users/{user.id}").status_code == 200
     assert submit(operator_browser, f"/admin/users/{user.id}/edit",

@@ -120,7 +120,7 @@ def test_an_operators_end_of_sessions_cut_off_from_redis_does_not_answer_success
     cached_on(b, session)
     operator = app.test_client()
     credentials = admin.register(app, "support", "sessions:revoke")
-    bearer = admin.bearer(admin.token(operator, credentials))
+    bearer = admin.authorized(admin.token(operator, credentials))
     proxy_a.cut()
     response = operator.delete(f"/api/admin/v1/users/{user.id}/sessions", **bearer)
     assert response.status_code == UNSHARED

@@ -39,8 +39,9 @@ port-free:
 
 # The whole suite, as CI runs it: every test on SQLite, and the app-factory tests of
 # tests/support/databases.py's POSTGRES_SUITE again on a throwaway PostgreSQL, in one pytest
-# session shared by TEST_WORKERS processes (tests/support/scheduling.py). It ends with the time the
-# tests took on each database and the whole run's.
+# session shared by TEST_WORKERS processes (tests/support/scheduling.py). It ends with the branch
+# coverage of app/ (coverage.py through pytest-cov: the modules not wholly covered, and the total),
+# the time the tests took on each database and the whole run's.
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 # Bytecode is written (to __pycache__, ignored by git) even where the environment asks not to:
@@ -50,26 +51,26 @@ test test-fast: export PYTHONDONTWRITEBYTECODE :=
 
 test: install
 	@start=$$(date +%s); scripts/install-test-tools \
-	&& SVC_TEST_DATABASE=sqlite,postgresql $(BIN)/python -m pytest $(XDIST) --durations=15; \
+	&& SVC_TEST_DATABASE=sqlite,postgresql $(BIN)/python -m pytest $(XDIST) --durations=15 \
+		-p pytest_cov --cov=app --cov-branch --cov-report=term:skip-covered; \
 	status=$$?; elapsed=$$(( $$(date +%s) - start )); \
 	echo "make test: $$(( elapsed / 60 )) min $$(( elapsed % 60 )) s in all (exit $$status)"; \
 	exit $$status
 
-# The inner loop, in a few minutes: SQLite only, nothing marked e2e (no browser, no gunicorn, no
-# clean install; tests/production needs PostgreSQL), and the contract fuzzers on fewer examples.
+# The inner loop, in a few minutes: tests/unit (the app-factory tests, which mirror app/) on
+# SQLite only; no real server, no browser (tests/system), no repository-wide check (tests/test_*).
 test-fast: install
-	SVC_TEST_DATABASE=sqlite SVC_FUZZ_EXAMPLES=$${SVC_FUZZ_EXAMPLES:-30} \
-		$(BIN)/python -m pytest $(XDIST) -q -m "not e2e"
+	SVC_TEST_DATABASE=sqlite $(BIN)/python -m pytest $(XDIST) -q tests/unit
 
 # The Containerfile as shipped, built with podman on a Debian base made here (mmdebstrap; kept in
 # podman's store, so made once a machine) and run: migrate, serve, sign up, verify, refresh; then
 # the compose file's shape (PostgreSQL, Redis, nginx with TLS: stand-ins from Debian's packages)
-# ending in a sign-in through nginx (tests/image). Not in `make test`: a first build on a machine
+# ending in a sign-in through nginx (tests/system/image). Not in `make test`: a first build on a machine
 # takes minutes.
 test-image: install
 	@start=$$(date +%s); scripts/install-test-tools image \
 	&& SVC_TEST_IMAGE=1 SVC_TEST_DATABASE=sqlite $(BIN)/python -m pytest -p no:randomly -q \
-		--durations=5 tests/image; \
+		--durations=5 tests/system/image; \
 	status=$$?; elapsed=$$(( $$(date +%s) - start )); \
 	echo "make test-image: $$(( elapsed / 60 )) min $$(( elapsed % 60 )) s in all (exit $$status)"; \
 	exit $$status

@@ -24,7 +24,7 @@ keepalive = 5
 # The master loads the app once and every worker is a fork of it: starting or recycling a worker
 # costs a fork (milliseconds), not an import and an app build (about 0.8 s, during which that
 # worker's share of the connections waited). Loading the app opens no connection and starts no
-# thread (tests/e2e/test_gunicorn_config.py holds it): those are made in each worker, on first
+# thread (tests/system/e2e/test_gunicorn_config.py holds it): those are made in each worker, on first
 # use. One consequence: `kill -HUP` reloads the configuration, not the code; deploy new code with
 # a restart.
 preload_app = True

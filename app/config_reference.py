@@ -1,6 +1,6 @@
 """What each setting means, in the operator's words: the configuration reference
 (docs/operators/configuration.md) is generated from this table and app/config.py's DEFAULTS by
-`scripts/settings-reference`, and tests/test_config_reference.py fails when a setting has no
+`scripts/settings-reference`, and tests/unit/test_config_reference.py fails when a setting has no
 description here, or the committed page is not what the code generates.
 
 A new setting: its default in DEFAULTS, its typed field in app/infra/settings.py's Settings, one

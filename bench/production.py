@@ -1,5 +1,5 @@
 """The production shape: what every real deployment runs, measured against a floor behind the same
-front. PostgreSQL and Redis (tests/infra's launchers, as tests/production starts them), two
+front. PostgreSQL and Redis (tests/support's launchers, as tests/system/production starts them), two
 instances of the service with the shipped gunicorn.conf.py and SVC_ENV=production (JSON logs, rate
 limits on and counted in Redis, SVC_TRUSTED_PROXIES=1 for the proxy in front), and two instances of
 the floor app, all behind one nginx (the guide's example, tests/support/nginx.py: one site for the
@@ -32,11 +32,11 @@ from probes import (
 from servers import BENCH, ROOT, BenchServer, Instance, clean_env, seed_instance, start_all
 from wrk import Result, Scenario, measure_mirrored, run_wrk
 
-from tests.infra.postgres import PostgresServer, start_postgres
-from tests.infra.redis import RedisServer, start_redis
 from tests.support.deployment import migrate, shared_settings
 from tests.support.http import bearer, call
 from tests.support.nginx import Nginx, start_nginx
+from tests.support.postgres import PostgresServer, start_postgres
+from tests.support.redis import RedisServer, start_redis
 
 
 @dataclass

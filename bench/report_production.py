@@ -52,7 +52,7 @@ def production_section(rep: Report, results: dict[str, Result], notes: dict[str,
             f"second, p99 at most {PROD_VERIFY_P99_TARGET_MS:.0f} ms, at {args.connections} "
             "connections.",
             "",
-            f"- PostgreSQL {shape['postgres']} and Redis {shape['redis']} (tests/infra's "
+            f"- PostgreSQL {shape['postgres']} and Redis {shape['redis']} (tests/support's "
             "launchers, on 127.0.0.1); two instances of svc-auth, each `gunicorn -c "
             f"gunicorn.conf.py wsgi:app` as it ships ({shape['workers']} workers each), "
             "SVC_ENV=production (JSON logs, rate limits on and counted in Redis), "

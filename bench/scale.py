@@ -51,8 +51,8 @@ from app.domain.mail import outbox_ops  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.infra.live_sql import LIVE_ACCOUNT  # noqa: E402
 from app.models import User  # noqa: E402
-from tests.infra.postgres import PostgresServer, start_postgres  # noqa: E402
 from tests.support import plans  # noqa: E402
+from tests.support.postgres import PostgresServer, start_postgres  # noqa: E402
 
 FIRST = ["Anna", "Ben", "Carla", "David", "Emma", "Felix", "Greta", "Hugo", "Ida", "Jonas",
          "Klara", "Leo", "Mia", "Noah", "Olga", "Paul", "Rosa", "Sami", "Tara", "Umar", "Vera",
@@ -285,7 +285,7 @@ def main() -> None:
                         default=ROOT / "bench" / "results" / f"scale-{today}.md")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="svc-scale-"))
-    work.chmod(0o711)  # the server may run as another user (tests/infra/postgres.py)
+    work.chmod(0o711)  # the server may run as another user (tests/support/postgres.py)
     server = start_postgres(work)
     figures: dict[int, dict[str, Figure]] = {}
     loaded: dict[int, float] = {}

@@ -4,7 +4,7 @@ load than a rate measured through sockets.
 
     .venv/bin/python bench/verify_costs.py [--calls 3000] [--baseline-root PATH] [--profile]
 
-Starts PostgreSQL and Redis (tests/infra's launchers), migrates and seeds one database
+Starts PostgreSQL and Redis (tests/support's launchers), migrates and seeds one database
 (bench/seed.py), then, for each variant, a child process that builds the app with
 SVC_ENV=production and the variant's settings and calls it as gunicorn would (the WSGI callable,
 an environ for GET /api/v2/auth/verify with a bearer token and nginx's X-Forwarded-* headers):
@@ -149,9 +149,9 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from servers import clean_env, seed_instance
 
-    from tests.infra.postgres import start_postgres
-    from tests.infra.redis import start_redis
     from tests.support.deployment import migrate, shared_settings
+    from tests.support.postgres import start_postgres
+    from tests.support.redis import start_redis
 
     variants = list(VARIANTS)
     if args.baseline_root:

@@ -22,10 +22,13 @@ from tests.support.apps import FakeClock, Mailbox, build_app, dispose_app
 from tests.support.contract import FUZZ_SUMMARY
 
 if TYPE_CHECKING:  # imported by pytest as a plugin (below), not here: its asserts are rewritten
-    from tests.infra.postgres import PostgresServer
+    from tests.support.postgres import PostgresServer
 
-# Throwaway PostgreSQL and Redis servers, started on first use by the tests that need them.
-pytest_plugins = ["tests.infra.postgres", "tests.infra.redis"]
+# Throwaway PostgreSQL and Redis servers, started on first use by the tests that need them; the
+# fixtures every test may use (a webhook receiver, the captcha stand-in, a restarted app, a
+# signed-in browser).
+pytest_plugins = ["tests.support.postgres", "tests.support.redis", "tests.support.events",
+                  "tests.support.captcha_fixtures", "tests.support.fixtures"]
 
 
 @pytest.fixture
@@ -34,9 +37,13 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def settings() -> dict[str, Any]:
-    """Overrides for this test's app; a test or a module may extend it before `app` is built."""
-    return {}
+def settings(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Overrides for this test's app; a test or a module may extend it before `app` is built. A
+    module marked `app_settings("oidc")` starts from that subject's (tests/support/fixtures.py)."""
+    from tests.support.fixtures import subject_settings  # a plugin: imported by pytest first
+
+    marker = request.node.get_closest_marker("app_settings")
+    return subject_settings(marker.args[0], request) if marker else {}
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook

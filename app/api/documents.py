@@ -1,7 +1,7 @@
 """Response bodies, as pydantic models: the OpenAPI document's schemas for what we answer.
 
 Requests are validated with app/api/schemas.py; these describe the answers. The contract tests
-(tests/contract/) check every real response against them, so they cannot drift.
+(tests/system/contract/) check every real response against them, so they cannot drift.
 """
 
 from __future__ import annotations

@@ -32,5 +32,6 @@ def token(client: FlaskClient, credentials: tuple[str, str], scope: str | None =
     return found
 
 
-def bearer(access_token: str, **headers: str) -> dict[str, Any]:
+def authorized(access_token: str, **headers: str) -> dict[str, Any]:
+    """A request's keyword arguments that carry `access_token` (and `headers`)."""
     return {"headers": {"Authorization": f"Bearer {access_token}", **headers}}

@@ -79,15 +79,16 @@ def refresh(server: Served, refresh_token: str, version: str = "v2") -> requests
     return post(server, f"/api/{version}/auth/refresh", {"refresh_token": refresh_token})
 
 
-def assert_problem(response: requests.Response, status: int, code: str) -> dict[str, Any]:
-    """A problem+json answer with this status and code, a title and a detail, no traceback."""
+def assert_problem(response: Any, status: int, code: str) -> dict[str, Any]:
+    """A problem+json answer with this status and code, a title and a detail, no traceback and no
+    HTML; `response` is requests' or the Flask test client's."""
     assert response.status_code == status, response.text
     assert response.headers["Content-Type"] == PROBLEM_JSON, response.headers
-    body: dict[str, Any] = response.json()
+    body: dict[str, Any] = response.json() if callable(response.json) else response.json
     assert (body["status"], body["code"]) == (status, code), body
     assert body["type"] == "about:blank", body
     assert body["title"] and body["detail"]
-    assert "Traceback" not in response.text
+    assert "Traceback" not in response.text and "<html" not in response.text.lower()
     return body
 
 
@@ -123,3 +124,8 @@ def mailed_links(folder: Path, to: str, path: str) -> list[str]:
         for link in re.findall(r"https?://\S+" + re.escape(path) + r"\?token=[\w-]+", text):
             links.append((eml.stat().st_mtime_ns, eml.name, link))
     return [link for _, _, link in sorted(links)]
+
+
+def mailed_token(mailbox: Any, to: str, path: str) -> str:
+    """The token of the last link to `path` mailed to `to`."""
+    return str(mailbox.last_link(to, path).split("token=")[1])

@@ -1,16 +1,14 @@
-"""What the real-browser tests (tests/browser) share besides their fixtures: the client sites'
+"""What the real-browser tests (tests/system/browser) share besides their fixtures: the client
+sites'
 callback server, the running site, the Chromium settings and the helpers for the journeys."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import email
 import email.policy
-import hashlib
 import json
 import re
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,12 +19,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.providers.fixtures import OidcServer
 from tests.support.accounts import PASSWORD
 from tests.support.api import new_email
 from tests.support.http import serving_thread
+from tests.support.providers import OidcServer
 from tests.support.sqlite_server import Server
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -36,7 +34,7 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-q
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
-AXE_DIR = Path(__file__).resolve().parents[1] / "browser" / "axe"
+AXE_DIR = Path(__file__).resolve().parents[1] / "system" / "browser" / "axe"
 
 # The client sites, `symbols` and `footprints`: a tiny HTTP server of the tests (ClientSites) on a
 # port of its own, answering their redirect URIs with a small page. Not a port where nothing listens
@@ -160,13 +158,6 @@ ContextFactory = Callable[..., BrowserContext]
 # -- helpers for the journeys ---------------------------------------------------------------------
 
 
-def pkce_pair() -> tuple[str, str]:
-    """A PKCE verifier and its S256 challenge (RFC 7636)."""
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
-
-
 def create_account(site: Site, email_address: str, password: str = PASSWORD,
                    full_name: str = "Test Person") -> None:
     """An account made through the API (the sign-up page has its own test), whose API session
@@ -281,3 +272,17 @@ def start_authenticator(page: Page) -> None:
     code; the form's "Turn on" is left to press."""
     page.get_by_role("button", name="Set up an authenticator app").click()
     page.get_by_label("Code").fill(totp_code(page))
+
+
+def submit_button(page: Page, button: str) -> Callable[[], Response | None]:
+    """A function that presses the form's button `button` and returns the page it loads."""
+    def load() -> Response | None:
+        with page.expect_navigation() as navigation:
+            page.get_by_role("button", name=button, exact=True).click()
+        return navigation.value
+    return load
+
+
+def user_id_of(site: Site, email: str) -> str:
+    """The id of the account `email` in the site's database."""
+    return str(site.server.query("SELECT id FROM users WHERE email = ?", email)[0][0])

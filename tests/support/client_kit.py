@@ -1,4 +1,5 @@
-"""What the client-kit tests (tests/client_kit) share besides their fixtures: the example client
+"""What the client-kit tests (tests/system/client_kit) share besides their fixtures: the example
+client
 sites on werkzeug servers, the `Kit` (the service and the sites), and Chromium on a thread of its
 own (`BrowserThread`).
 

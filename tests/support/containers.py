@@ -1,4 +1,4 @@
-"""podman for the image tests (tests/image, `make test-image`): the base image made here with
+"""podman for the image tests (tests/system/image, `make test-image`): the base image made here with
 mmdebstrap from Debian's archive (no image registry is reached), the project's Containerfile built
 on it, and containers run on podman's default network, reached at their own address.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from tests.support.http import status_of
 from tests.support.server import ROOT
 
-CONTAINERS_CONF = ROOT / "tests" / "image" / "containers.conf"
+CONTAINERS_CONF = ROOT / "tests" / "system" / "image" / "containers.conf"
 INSTALL_HINT = "run scripts/install-test-tools image (it installs podman, runc and mmdebstrap)"
 SUITE = "bookworm"  # Python 3.11, the version the official slim image has
 # The base: Debian's minimal system with Python and its venv module (what the official slim
@@ -120,10 +120,10 @@ def build_image(tag: str, base: str, context: Path = ROOT) -> None:
 
 
 def build_stand_in(name: str, base: str) -> str:
-    """tests/image/images/NAME: the official image NAME's stand-in, from Debian's package."""
+    """tests/system/image/images/NAME: the official image NAME's stand-in, from Debian's package."""
     tag = f"localhost/svc-auth-test-{name}:latest"
     podman("build", "--build-arg", f"BASE={base}", "-t", tag,
-           str(ROOT / "tests" / "image" / "images" / name), timeout=900)
+           str(ROOT / "tests" / "system" / "image" / "images" / name), timeout=900)
     return tag
 
 

@@ -1,4 +1,4 @@
-"""The contract fuzzers' app and their summary (tests/contract).
+"""The contract fuzzers' app and their summary (tests/system/contract).
 
 The app is built like tests/conftest.py's `app` fixture (a fresh SQLite file, a cheap argon2id, no
 rate limits, mail kept in memory), plus one registered client site so that `redirect_uri` and

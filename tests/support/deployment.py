@@ -1,5 +1,5 @@
 """Production-shape deployments: gunicorn instances of svc-auth on one PostgreSQL database (and
-Redis), over HTTP on 127.0.0.1 (tests/production).
+Redis), over HTTP on 127.0.0.1 (tests/system/production).
 
 tests/support/sqlite_server.py serves a SQLite file that it migrates itself; here the database is
 a PostgreSQL one, migrated once (`migrate`) however many instances then serve it
@@ -26,12 +26,12 @@ import psycopg
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.infra import LOOPBACK, clean_env, pdeathsig_prefix
 from tests.support.http import wait_until
 from tests.support.server import Gunicorn, flask_cli, service_environment, start_gunicorn
+from tests.support.servers import LOOPBACK, clean_env, pdeathsig_prefix
 
 if TYPE_CHECKING:
-    from tests.infra.postgres import PostgresServer
+    from tests.support.postgres import PostgresServer
 
 NEW_PASSWORD = "a quite different passphrase"
 STARTUP_TIMEOUT = 60.0
@@ -141,7 +141,7 @@ def new_workdir(prefix: str) -> Path:
 def restart_postgres(server: PostgresServer) -> None:
     """Start a stopped server again, on its data folder and port (as start_postgres does, with
     no initdb); wait until it accepts connections."""
-    from tests.infra.postgres import TEST_SETTINGS
+    from tests.support.postgres import TEST_SETTINGS
 
     assert server.process is None, "the server is still running"
     settings = [arg for k, v in TEST_SETTINGS.items() for arg in ("-c", f"{k}={v}")]

@@ -82,3 +82,8 @@ def wait_until(condition: Callable[[], Any], timeout: float, what: str,
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout} s: {what}")
         time.sleep(interval)
+
+
+def bearer_of(tokens: dict[str, Any]) -> dict[str, str]:
+    """The Authorization header for a sign-in's tokens (its `access_token`)."""
+    return bearer(str(tokens["access_token"]))

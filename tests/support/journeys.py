@@ -1,6 +1,6 @@
 """The first thing an operator tries on a new deployment, through its address alone (urllib):
 sign up, sign in, verify the access token, refresh, verify again. A clean install's test
-(tests/e2e/test_runtime_install.py) and the image's (tests/image) run the same one."""
+(tests/system/e2e/test_runtime_install.py) and the image's (tests/system/image) run the same one."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The shipped nginx configuration (deploy/nginx/svc-auth.conf, which the deployment guide
 includes; Debian's nginx, run from a work folder) in front of gunicorn servers on 127.0.0.1:
-tests/e2e/test_slow_clients.py (slow clients) and bench/production.py (two instances behind one
+tests/system/e2e/test_slow_clients.py (slow clients) and bench/production.py (two instances behind
+one
 address) run the very configuration the guide shows.
 
 `nginx_config` keeps the example as it is but for where it listens (plain HTTP on 127.0.0.1,
@@ -21,9 +22,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.infra import INSTALL_HINT, free_port
 from tests.support.http import status_of
 from tests.support.server import ROOT
+from tests.support.servers import INSTALL_HINT, free_port
 
 
 class NginxError(RuntimeError):

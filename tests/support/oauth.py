@@ -1,11 +1,11 @@
-"""Whole provider sign-ins through the test client and the local stand-ins (tests/providers):
+"""Whole provider sign-ins through the test client and the local stand-ins (tests/support):
 Google is oidc-provider (Node) on 127.0.0.1, GitHub a local server of the tests."""
 
 import base64
 import hashlib
 from urllib.parse import parse_qs, urlsplit
 
-from tests.providers import fixtures
+from tests.support import providers as fixtures
 from tests.support.sites import OAUTH_SITES, SYMBOLS_CALLBACK
 
 VERIFIER = "client-site-verifier-" + "x" * 30

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from psycopg import sql
 
-from tests.infra.postgres import PostgresServer
 from tests.support import databases
+from tests.support.postgres import PostgresServer
 
 
 @pytest.fixture

@@ -25,3 +25,8 @@ def open_mailed_link(client, link):
     if page.status_code != 200 or 'name="token"' not in page.text:
         return page
     return submit(client, path, {"token": path.split("token=", 1)[1]})
+
+
+def sign_in_with_password(client, account, query=""):
+    """The login page's password step for `account` (to a second step, or signed in)."""
+    return submit(client, "/login" + query, {"email": account.email, "password": account.password})

@@ -21,19 +21,21 @@ from xdist.scheduler import LoadScheduling
 
 # Node id prefixes of the modules that share a session-long server, and the group they make.
 SHARED_SERVERS = {
-    "tests/browser/": "browser",  # `site`, `browser` (tests/browser/conftest.py)
-    "tests/client_kit/": "client-kit",  # `kit`, `browser_thread` (tests/client_kit/conftest.py)
-    # `server` (tests/e2e/conftest.py)
-    "tests/e2e/test_server.py": "e2e-server",
-    "tests/e2e/test_admin_api_server.py": "e2e-server",
-    "tests/e2e/test_handoff_race.py": "e2e-server",
+    "tests/system/browser/": "browser",  # `site`, `browser` (tests/system/browser/conftest.py)
+    # `kit`, `browser_thread` (tests/system/client_kit/conftest.py)
+    "tests/system/client_kit/": "client-kit",
+    # `server` (tests/system/e2e/conftest.py)
+    "tests/system/e2e/test_server.py": "e2e-server",
+    "tests/system/e2e/test_admin_api_server.py": "e2e-server",
+    "tests/system/e2e/test_handoff_race.py": "e2e-server",
 }
 
 # Most of the time a run spends is in these, slowest first; the two workers start on different
 # kinds of work (two production deployments starting at once took gunicorn past its 30 s).
-SLOW_FIRST = ("tests/production/test_faults.py", "tests/browser/",
-              "tests/production/test_outbox_faults.py", "tests/e2e/", "tests/production/",
-              "tests/client_kit/", "tests/contract/", "tests/test_code_layers.py")
+SLOW_FIRST = ("tests/system/production/test_faults.py", "tests/system/browser/",
+              "tests/system/production/test_outbox_faults.py", "tests/system/e2e/",
+              "tests/system/production/", "tests/system/client_kit/", "tests/system/contract/",
+              "tests/test_code_layers.py")
 
 
 def group_of(nodeid: str) -> str:

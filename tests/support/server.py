@@ -3,7 +3,8 @@ on a free port of 127.0.0.1 with the shipped gunicorn.conf.py (or a config built
 environment of the caller's, waits until it answers, and hands back a `Gunicorn` that reads its
 logs and stops it cleanly.
 
-Used by tests/e2e (SQLite), tests/production (PostgreSQL and Redis), tests/browser and
+Used by tests/system/e2e (SQLite), tests/system/production (PostgreSQL and Redis),
+tests/system/browser and
 bench/run.py. Nothing here needs pytest: a server that does not start raises `GunicornError`, with
 its log in the message.
 """
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.infra import free_port
 from tests.support.http import status_of
+from tests.support.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN_CONF = ROOT / "gunicorn.conf.py"  # as it ships

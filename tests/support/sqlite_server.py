@@ -1,5 +1,5 @@
 """svc-auth served by a real gunicorn on a fresh instance folder and SQLite file database: what
-tests/e2e, tests/browser and tests/client_kit run against.
+tests/system/e2e, tests/system/browser and tests/system/client_kit run against.
 
 The database is migrated with `flask db upgrade` run on a *different* instance folder, so the
 served instance folder holds nothing but the database file when gunicorn starts: its workers

@@ -15,10 +15,10 @@ from flask.testing import FlaskClient
 
 from app.extensions import db
 from app.models import EmailCode
-from tests.oidc.helpers import PUBLIC, SITES, authorize_query, pkce, query_of, redeem
 from tests.support.accounts import Account
 from tests.support.apps import Mailbox
 from tests.support.email_codes import mailed_code, mailed_link
+from tests.support.oidc import PUBLIC, SITES, authorize_query, pkce, query_of, redeem
 from tests.support.pages import submit
 from tests.support.second_factors import enrolled_user
 from tests.support.settings import change_settings

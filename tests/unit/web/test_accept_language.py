@@ -7,7 +7,7 @@ import pytest
 
 from app.web.accept_language import lookup, ranges
 from app.web.locale import CODES
-from tests.pages.test_languages import lang_of
+from tests.unit.pages.test_language import lang_of
 
 
 @pytest.mark.parametrize(("header", "expected"), [

@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # imported by pytest as a plugin (below), not here: its asser
 # fixtures every test may use (a webhook receiver, the captcha stand-in, a restarted app, a
 # signed-in browser).
 pytest_plugins = ["tests.support.postgres", "tests.support.redis", "tests.support.events",
-                  "tests.support.captcha_fixtures", "tests.support.fixtures"]
+                  "tests.support.captcha_fixtures", "tests.support.fixtures",
+                  "tests.support.passkey_first"]
 
 
 @pytest.fixture

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from app.domain.clock import now
+from app.extensions import db
 from app.models import AuthSession, User
 
 PASSWORD = "correct horse battery staple"
@@ -27,3 +29,10 @@ class Account:
     email: str
     password: str
     id: str
+
+
+def saved_language(app: Any, email: str) -> str | None:
+    """The language saved on the account with `email` (None: none saved)."""
+    with app.app_context():
+        found: str | None = db.session.scalar(db.select(User.language).where(User.email == email))
+        return found

@@ -33,6 +33,9 @@ DEADLINE_SECONDS = 45.0  # long enough for a machine loaded many times over its 
 CLI = ClientInfo("127.0.0.1", "test", actor="cli")
 
 
+pytestmark = pytest.mark.app_settings("events")
+
+
 @pytest.fixture
 def settings(settings: dict[str, Any]) -> dict[str, Any]:
     return {**settings, "WEBHOOK_TIMEOUT": STUCK_SECONDS}
@@ -51,7 +54,7 @@ class StuckTransport(MemoryTransport):
         super().send(email)
 
 
-def _until(condition: Callable[[], Any], what: str) -> Any:
+def _within_deadline(condition: Callable[[], Any], what: str) -> Any:
     deadline = time.monotonic() + DEADLINE_SECONDS
     while not (found := condition()):
         assert time.monotonic() < deadline, f"{what}: not within {DEADLINE_SECONDS:.0f} s"
@@ -89,7 +92,7 @@ def test_a_hung_site_never_delays_a_mail(app: Flask, settled: Any, receiver: Rec
             recovery.request_reset(settled.email, CLI)
         transport = mailing(app).transport
         assert isinstance(transport, MemoryTransport)
-        sent = _until(lambda: transport.sent, "the reset mail")
+        sent = _within_deadline(lambda: transport.sent, "the reset mail")
         assert [m["Subject"] for m in sent] == ["Reset your password"]
         # ... while the site still had not answered: the delivery is still pending.
         assert not receiver.answering.is_set()
@@ -105,7 +108,7 @@ def test_a_mail_backlog_never_delays_a_webhook(app: Flask, settled: Any,
         with app.app_context():
             for _ in range(3):  # a backlog: the first is being sent, the others wait
                 recovery.request_reset(settled.email, CLI)
-        _until(stuck.sending.is_set, "the first mail reaching the mail server")
+        _within_deadline(stuck.sending.is_set, "the first mail reaching the mail server")
         with app.app_context():
             actions.update(directory.require_user(settled.id), CLI, full_name="Backlogged")
         receiver.wait_for(_updated, DEADLINE_SECONDS)

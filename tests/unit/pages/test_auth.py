@@ -10,10 +10,6 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from app.domain.accounts import accounts
-from app.extensions import db
-from app.models import User
-from tests.support.accounts import PASSWORD
-from tests.support.oidc import SITES, authorize_query, pkce
 from tests.support.pages import csrf_token, submit
 from tests.support.sites import FOOTPRINTS, PAGE_SITES, SYMBOLS
 
@@ -228,61 +224,3 @@ def test_a_nul_in_a_form_password_is_refused_as_the_api_refuses_it(app, client):
     assert b"A password cannot hold a NUL character." in response.data
     with app.app_context():
         assert accounts.find_by_email("nul@example.com") is None
-
-
-GERMAN_CONFIRMATION = "Bestätigen Sie Ihre E-Mail-Adresse"
-
-
-@pytest.fixture
-def settings():
-    return {"CLIENT_SITES": SITES}
-
-
-def _sign_up(client, email: str, path: str = "/signup", **headers: str):
-    token = csrf_token(client, path)
-    return client.post(path, data={"csrf_token": token, "email": email, "password": PASSWORD,
-                                   "full_name": "Ada"}, headers=headers)
-
-
-def _saved_language(app, email: str) -> str | None:
-    with app.app_context():
-        return db.session.scalar(db.select(User.language).where(User.email == email))
-
-
-def test_a_sign_up_on_a_german_page_saves_german_and_its_first_mail_is_german(
-        app, client, mailbox):
-    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "de-CH,en;q=0.5"
-    signed_up = _sign_up(client, "anna@example.com")
-    assert signed_up.status_code in (201, 302, 303), signed_up.text
-    assert _saved_language(app, "anna@example.com") == "de"
-    [first] = mailbox.to("anna@example.com")
-    assert first["Subject"] == GERMAN_CONFIRMATION
-    body = first.get_body(("plain",)).get_content()
-    assert "Bestätigen" in body and "Confirm" not in body
-
-
-def test_the_pickers_language_is_the_one_saved(app, client, mailbox):
-    client.set_cookie("svc_lang", "es")
-    _sign_up(client, "eva@example.com", HTTP_ACCEPT_LANGUAGE="de")
-    assert _saved_language(app, "eva@example.com") == "es"
-    [first] = mailbox.to("eva@example.com")
-    assert first["Subject"] == "Confirma tu dirección de correo electrónico"
-
-
-def test_a_sign_up_through_an_authorization_saves_its_ui_locales(app, client, mailbox):
-    started = client.get("/oauth2/authorize", query_string=authorize_query(
-        verifier=pkce(), ui_locales="ja de"))
-    assert started.status_code == 302
-    signed_up = _sign_up(client, "jo@example.com", HTTP_ACCEPT_LANGUAGE="fr")
-    assert signed_up.status_code in (201, 302, 303), signed_up.text
-    assert _saved_language(app, "jo@example.com") == "de"
-    [first] = mailbox.to("jo@example.com")
-    assert first["Subject"] == GERMAN_CONFIRMATION
-
-
-def test_a_refused_sign_up_saves_nothing(app, client, mailbox):
-    refused = _sign_up(client, "not an address", HTTP_ACCEPT_LANGUAGE="de")
-    assert refused.status_code == 422
-    with app.app_context():
-        assert db.session.scalar(db.select(db.func.count()).select_from(User)) == 0
-    assert mailbox.messages == []

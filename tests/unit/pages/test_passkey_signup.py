@@ -36,12 +36,12 @@ def account(app, address=GRACE):
         return db.session.scalars(select(User).where(User.email == address)).one_or_none()
 
 
-def count(app, model):
+def _rows_of(app, model):
     with app.app_context():
         return db.session.scalar(select(func.count()).select_from(model))
 
 
-def passkey_sign_in(client, authenticator):
+def _sign_in_with_passkey(client, authenticator):
     import json
     asked = ceremony_options(client, "/login/passkey/options", "/login")
     answer = authenticator.assert_(asked.get_json(), ORIGIN)
@@ -64,7 +64,7 @@ def test_the_sign_up_makes_an_account_with_a_passkey_and_no_password(
             AuditEvent.user_id == made.id, AuditEvent.event == "signed_up")) == "signed_up"
     # Another browser signs in with the passkey alone.
     other = app.test_client()
-    assert passkey_sign_in(other, authenticator).status_code == 302
+    assert _sign_in_with_passkey(other, authenticator).status_code == 302
     assert other.get("/account").status_code == 200
 
 
@@ -97,7 +97,7 @@ def test_a_taken_address_is_refused_as_the_password_sign_up_refuses_it(
     assert said in refused.get_data(as_text=True)
     assert said in password_sign_up.get_data(as_text=True)
     assert not [m for m in mailbox.to(GRACE) if "code" in m["Subject"]]
-    assert count(app, EmailCode) == 0
+    assert _rows_of(app, EmailCode) == 0
 
 
 def test_a_wrong_code_makes_no_account(app, client, mailbox):
@@ -174,4 +174,4 @@ def test_a_stranger_cannot_register_a_passkey_on_someone_elses_account(
     make_user(GRACE, **OWNED)
     asked = ceremony_options(client, "/account/passkeys/options", "/login")
     assert asked.status_code in (302, 401)
-    assert count(app, Passkey) == 0
+    assert _rows_of(app, Passkey) == 0

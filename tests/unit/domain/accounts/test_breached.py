@@ -39,7 +39,7 @@ def accounts_count(app) -> int:
         return db.session.scalar(select(func.count()).select_from(User))
 
 
-def api_signup(client, password: str, email: str = "new@example.com"):
+def api_signup_with(client, password: str, email: str = "new@example.com"):
     return client.post("/api/v2/auth/signup", json={"email": email, "password": password})
 
 
@@ -54,25 +54,25 @@ def assert_breached(response, pointer: str = "#/password") -> None:
 
 def test_v2_signup_refuses_a_listed_password_and_creates_nothing(
         app, client, breached_range):  # noqa: F811
-    assert_breached(api_signup(client, BREACHED))
+    assert_breached(api_signup_with(client, BREACHED))
     assert accounts_count(app) == 0
     assert breached_range.paths == [f"/range/{sha1(BREACHED)[:5]}"]
 
 
 def test_v2_signup_accepts_an_unlisted_password(client, breached_range):  # noqa: F811
-    assert api_signup(client, FRESH).status_code == 201
+    assert api_signup_with(client, FRESH).status_code == 201
     assert breached_range.paths == [f"/range/{sha1(FRESH)[:5]}"]
 
 
 def test_padding_lines_are_not_breaches(client, breached_range):  # noqa: F811
     """The stand-in pads its answers with count-0 lines, one of them this password's suffix."""
-    assert api_signup(client, PADDED).status_code == 201
+    assert api_signup_with(client, PADDED).status_code == 201
     assert breached_range.requests[0][1]["add-padding"] == "true"
 
 
 def test_only_five_hex_characters_of_the_hash_leave_the_service(
         client, breached_range):  # noqa: F811
-    api_signup(client, BREACHED)
+    api_signup_with(client, BREACHED)
     [(path, headers)] = breached_range.requests
     digest = sha1(BREACHED)
     assert path == "/range/" + digest[:5]
@@ -82,7 +82,7 @@ def test_only_five_hex_characters_of_the_hash_leave_the_service(
 
 def test_the_local_policy_answers_first_without_a_lookup(
         client, breached_range):  # noqa: F811
-    response = api_signup(client, "password123")
+    response = api_signup_with(client, "password123")
     assert response.status_code == 422 and response.get_json()["code"] == "invalid_body"
     assert breached_range.paths == []
 
@@ -150,7 +150,7 @@ def test_a_failed_lookup_accepts_the_password_and_logs_why(
     else:
         breached_range.stop()
     with caplog.at_level(logging.WARNING, logger="svc_auth.breached_passwords"):
-        assert api_signup(client, BREACHED).status_code == 201
+        assert api_signup_with(client, BREACHED).status_code == 201
     [record] = [r for r in caplog.records if r.name == "svc_auth.breached_passwords"]
     assert "lookup failed" in record.getMessage()
     logged = caplog.text
@@ -168,7 +168,7 @@ class TestHanging:
         while it still holds it is the timeout at work; without one it would wait for the
         release, then refuse."""
         breached_range.hang = True
-        assert api_signup(client, BREACHED).status_code == 201
+        assert api_signup_with(client, BREACHED).status_code == 201
         assert breached_range.paths == [f"/range/{sha1(BREACHED)[:5]}"]
         breached_range.release()
 
@@ -180,5 +180,5 @@ class TestOff:
 
     def test_an_empty_setting_makes_no_call(
             self, client, breached_range):  # noqa: F811
-        assert api_signup(client, BREACHED).status_code == 201
+        assert api_signup_with(client, BREACHED).status_code == 201
         assert breached_range.paths == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -33,6 +34,7 @@ class RangeStandIn:
         self.padding = {sha1(PADDED): 0, "0" * 40: 0}
         self.down = False
         self.hang = False
+        self.drip = False  # the answer a byte at a time, a little apart, for as long as read
         self._released = threading.Event()
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -82,6 +84,9 @@ class RangeStandIn:
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 status, text = standin.answer(self.path, headers)
                 data = text.encode()
+                if standin.drip:
+                    self._drip()
+                    return
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "text/plain")
@@ -90,6 +95,19 @@ class RangeStandIn:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the service gave up waiting (hang)
+
+            def _drip(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", str(10 ** 6))
+                self.end_headers()
+                stop = time.monotonic() + HANG_DEADLINE
+                try:
+                    while time.monotonic() < stop:
+                        self.wfile.write(b"A")
+                        self.wfile.flush()
+                        time.sleep(0.05)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the service gave up
 
             def log_message(self, *_args: Any) -> None:
                 pass

@@ -37,3 +37,15 @@ def test_lines_that_are_not_a_suffix_and_a_count_are_left_out(
     monkeypatch.setattr(breached_range, "answer", lambda path, headers: (
         200, "AAA:2\r\nBBB:x\r\nCCC:\u00b2\r\n\r\nno colon\r\nddd: 7 \r\nEEE:0"))
     assert password_ranges.suffixes(breached_range.url, "ABCDE", 2.0) == {"AAA", "DDD"}
+
+
+def test_an_answer_too_large_or_never_ending_is_unavailable(
+        breached_range: RangeStandIn, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(breached_range, "answer", lambda path, headers: (
+        200, "AAA:1\r\n" * (password_ranges.MAX_ANSWER_BYTES // 7 + 1)))
+    with pytest.raises(password_ranges.Unavailable, match="too large"):
+        password_ranges.suffixes(breached_range.url, "ABCDE", 5.0)
+    monkeypatch.undo()
+    breached_range.drip = True  # a byte every 50 ms: no single wait is long, the whole is
+    with pytest.raises(password_ranges.Unavailable, match="in time"):
+        password_ranges.suffixes(breached_range.url, "ABCDE", 0.5)

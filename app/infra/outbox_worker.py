@@ -126,8 +126,12 @@ class Outbox:
             return not self.pending()
         self.wake()
         deadline = time.monotonic() + timeout
+        woken = time.monotonic()
         while self.pending() and time.monotonic() < deadline:
             time.sleep(0.01)
+            if time.monotonic() - woken > 1:  # a lane that missed it, or whose thread ended
+                self.wake()
+                woken = time.monotonic()
         return not self.pending()
 
     def pending(self) -> int:

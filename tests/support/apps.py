@@ -13,12 +13,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 from jinja2 import BytecodeCache
 from jinja2.bccache import Bucket
+from sqlalchemy import select
 from werkzeug.routing import Rule
 
 from app import create_app
 from app.extensions import db
 from app.infra.lanes import MAIL
 from app.infra.mail_lane import MailSending
+from app.models.leased_job import LeasedJob
 
 
 class FakeClock:
@@ -120,6 +122,21 @@ OUTBOX_DEADLINE_SECONDS = 60.0
 os.environ.setdefault("AIOSMTPD_CONTROLLER_TIMEOUT", str(OUTBOX_DEADLINE_SECONDS))
 
 
+def still_pending(outbox: Any) -> str:
+    """The pending jobs of every lane, each with what a failure to finish needs said: its lane,
+    kind, attempts, last error, when it is next due and who holds it until when."""
+    with outbox.app.app_context():
+        try:
+            return "; ".join(
+                f"{lane.name}:{job.kind} attempts={job.attempts} error={job.last_error}"
+                f" next={job.next_attempt_at:%H:%M:%S} claimed_by={job.claimed_by}"
+                f" until={job.claimed_until and f'{job.claimed_until:%H:%M:%S}'}"
+                for lane in outbox.lanes for job in db.session.scalars(
+                    select(lane.model).where(lane.model.status == LeasedJob.PENDING)))
+        finally:
+            db.session.remove()
+
+
 class Mailbox:
     """What the app mailed, once the outbox has finished its work."""
 
@@ -129,8 +146,8 @@ class Mailbox:
     @property
     def messages(self) -> list[Any]:
         assert self._outbox.drain(OUTBOX_DEADLINE_SECONDS), (
-            f"the outbox still had {self._outbox.pending()} jobs after"
-            f" {OUTBOX_DEADLINE_SECONDS:.0f} s")
+            f"the outbox still had jobs after {OUTBOX_DEADLINE_SECONDS:.0f} s: "
+            f"{still_pending(self._outbox)}")
         return list(mailing(self._app).transport.sent)
 
     def to(self, address: str) -> list[Any]:

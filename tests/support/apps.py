@@ -137,6 +137,13 @@ def still_pending(outbox: Any) -> str:
             db.session.remove()
 
 
+def drained(outbox: Any) -> None:
+    """Wait for `outbox` to have no job pending; past the deadline, fail saying which were."""
+    assert outbox.drain(OUTBOX_DEADLINE_SECONDS), (
+        f"the outbox still had jobs after {OUTBOX_DEADLINE_SECONDS:.0f} s: "
+        f"{still_pending(outbox)}")
+
+
 class Mailbox:
     """What the app mailed, once the outbox has finished its work."""
 
@@ -145,9 +152,7 @@ class Mailbox:
 
     @property
     def messages(self) -> list[Any]:
-        assert self._outbox.drain(OUTBOX_DEADLINE_SECONDS), (
-            f"the outbox still had jobs after {OUTBOX_DEADLINE_SECONDS:.0f} s: "
-            f"{still_pending(self._outbox)}")
+        drained(self._outbox)
         return list(mailing(self._app).transport.sent)
 
     def to(self, address: str) -> list[Any]:

@@ -51,7 +51,7 @@ from schemathesis.config import HealthCheck
 
 from app.domain.accounts import accounts
 from app.extensions import db
-from tests.support.apps import dispose_app
+from tests.support.apps import dispose_app, drained
 from tests.support.contract import IN_CI, build_contract_app, report_fuzz
 
 EXAMPLES = int(os.environ.get("SVC_FUZZ_EXAMPLES", "150"))
@@ -160,7 +160,7 @@ class FreshAccount:
 def settle() -> None:
     """Wait for the mail a request queued: the outbox's thread draws on `random` (Message-ID),
     and Hypothesis fails a test when something else touches `random` while it draws."""
-    assert APP.extensions["svc-outbox"].drain()
+    drained(APP.extensions["svc-outbox"])
 
 
 @schema.parametrize()

@@ -17,7 +17,7 @@ from app.infra import lanes, outbox_worker
 from app.infra.lanes import MAIL
 from app.infra.mail import MemoryTransport
 from app.models import MailJob
-from tests.support.apps import OUTBOX_DEADLINE_SECONDS, mailing
+from tests.support.apps import OUTBOX_DEADLINE_SECONDS, drained, mailing
 from tests.support.rows import mail_jobs as jobs
 
 TOKEN = "metrics-secret-123"  # noqa: S105 (a test's metrics token)
@@ -58,7 +58,7 @@ def test_mail_promised_by_a_process_that_died_is_sent_by_the_next(app, client, m
     assert sent_to(app) == []
 
     restarted = next_app()
-    assert restarted.extensions["svc-outbox"].drain()
+    drained(restarted.extensions["svc-outbox"])
     assert sorted(sent_to(restarted)) == sorted(addresses * 5)
     assert {j.status for j in jobs(app)} == {"sent"}
 
@@ -75,7 +75,7 @@ def test_a_job_claimed_by_a_process_that_died_is_sent_after_its_lease(
     with app.app_context():
         assert claim(dead, job.id, "dead-host:1:0") is not None  # then it died
 
-    assert other.extensions["svc-outbox"].drain()
+    drained(other.extensions["svc-outbox"])
     assert time.monotonic() - claimed >= 0.45  # it waited for the lease to end
     assert sent_to(other) == [user.email]
     [job] = jobs(app)
@@ -139,7 +139,7 @@ def test_a_send_the_database_could_not_record_is_recorded_later_not_sent_again(
 
     monkeypatch.setattr(outbox_worker, "record", unreachable_once)
     notices(app, 1)
-    assert outbox.drain()
+    drained(outbox)
     assert sent_to(app) == ["user0@example.com"]
     [job] = jobs(app)
     assert (job.status, job.attempts) == ("sent", 1)
@@ -156,7 +156,7 @@ def test_a_database_error_while_making_the_mail_is_retried(app):
 
     mail.handlers = {**mail.handlers, MailJob.PASSWORD_CHANGED: unreachable_once}
     notices(app, 1)
-    assert outbox.drain()
+    drained(outbox)
     assert sent_to(app) == ["user0@example.com"]
     [job] = jobs(app)
     assert (job.status, job.attempts, job.last_error) == ("sent", 2, "OperationalError")
@@ -182,7 +182,7 @@ class TestAttemptsRunOut:
         outbox, mail = app.extensions["svc-outbox"], mailing(app)
         mail.transport = transport = FailingTransport()
         client.post("/api/v2/auth/forgot-password", json={"email": user.email})
-        assert outbox.drain()
+        drained(outbox)
         [job] = jobs(app)
         assert (job.status, job.attempts, job.last_error) == (
             "failed", 3, "ConnectionRefusedError")
@@ -200,7 +200,7 @@ class TestAttemptsRunOut:
         assert "0 mail jobs are due now" in runner.invoke(args=["outbox", "retry"]).output
         assert "1 mail jobs are due now" in runner.invoke(
             args=["outbox", "retry", "--failed"]).output
-        assert outbox.drain()
+        drained(outbox)
         assert sent_to(app) == [user.email]
         [job] = jobs(app)
         assert (job.status, job.payload) == ("sent", {})  # nothing of the request is kept
@@ -218,7 +218,7 @@ def test_a_mail_server_down_then_up_is_retried_with_backoff(app, client, user, c
         assert time.monotonic() < deadline, "three failed attempts"
         time.sleep(0.01)
     transport.down = False
-    assert outbox.drain()
+    drained(outbox)
     assert sent_to(app) == [user.email]
     times = [r.created for r in attempts[:3]]
     assert times[1] - times[0] >= 0.09 and times[2] - times[1] >= 0.19  # 0.1 s, then doubled
@@ -238,7 +238,7 @@ def test_pending_jobs_show_in_the_metrics_and_status(app, client):
 
 def test_purge_deletes_finished_jobs_past_the_retention(app):
     notices(app, 3)
-    assert app.extensions["svc-outbox"].drain()
+    drained(app.extensions["svc-outbox"])
     [old, recent, failed] = jobs(app)
     with app.app_context():
         long_ago = old.finished_at - timedelta(days=8)

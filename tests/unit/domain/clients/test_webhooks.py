@@ -19,7 +19,7 @@ from app.domain.clock import system_clock
 from app.extensions import db
 from app.infra import lanes
 from app.models import AccountEvent, ConsentGrant, Delivery
-from tests.support.apps import build_app, dispose_app
+from tests.support.apps import build_app, dispose_app, drained
 from tests.support.events import OUTSIDER_SECRET, SECRET
 
 pytestmark = pytest.mark.app_settings("events")
@@ -110,7 +110,7 @@ def test_a_worker_dead_mid_delivery_loses_nothing_and_the_retry_has_the_same_id(
     try:
         later = other.extensions["svc-outbox"]
         later.clock = lambda: system_clock() + later.lease + timedelta(seconds=1)
-        assert later.drain()
+        drained(later)
         found = receiver.wait_for(lambda r: len(r) >= 2)
     finally:
         dispose_app(other)

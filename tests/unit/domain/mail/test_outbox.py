@@ -14,7 +14,7 @@ from app.domain.accounts import recovery
 from app.domain.audit import ClientInfo
 from app.extensions import db
 from app.models import MailJob
-from tests.support.apps import mailing
+from tests.support.apps import drained, mailing
 from tests.support.pages import submit
 
 NEW = "a brand new passphrase"
@@ -97,7 +97,7 @@ def test_forgot_password_looks_no_account_up_in_the_request(app, client, user, m
     assert any("insert into mail_jobs" in s for s in by_known)
     known.close()
     unknown.close()
-    assert app.extensions["svc-outbox"].drain()
+    drained(app.extensions["svc-outbox"])
     assert [m["To"] for m in sent(app)] == [user.email]
     assert sorted(jobs(app)) == [("reset_password", "sent"), ("reset_password", "skipped")]
 

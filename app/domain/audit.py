@@ -73,6 +73,8 @@ class AuditName(StrEnum):
     PLAN_CHANGED = "plan_changed"
     PROFILE_CHANGED = "profile_changed"
     PASSWORD_SET = "password_set"  # noqa: S105 (an event name): a first password
+    # A password set before anyone proved the address, removed when its holder first proved it.
+    UNPROVED_PASSWORD_REMOVED = "unproved_password_removed"  # noqa: S105 (an event name)
     EMAIL_CODE_SENT = "email_code_sent"
     EMAIL_CODE_FAILED = "email_code_failed"
     PROVIDER_LINK_NEEDS_PROOF = "provider_link_needs_proof"

@@ -41,6 +41,7 @@ HANDLERS: dict[str, Handler] = {
     MailJob.RECOVERY_CODE_USED: lambda job: emails.recovery_code_used(job.payload["to"],
                                                                       job.payload["left"]),
     MailJob.PASSWORD_CHANGED: _password_changed,
+    MailJob.PASSWORD_REMOVED: lambda job: emails.password_removed(job.payload["to"]),
     MailJob.PROVIDER_LINKED: _provider_linked,
     MailJob.PROVIDER_UNLINKED: _provider_unlinked,
     MailJob.SECOND_FACTOR_ADDED: _second_factor(added=True),

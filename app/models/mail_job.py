@@ -21,6 +21,7 @@ class MailJob(LeasedJob, Model):
     RESET_PASSWORD = "reset_password"  # noqa: S105 (a kind, not a password)
     CONFIRM_EMAIL = "confirm_email"
     PASSWORD_CHANGED = "password_changed"  # noqa: S105
+    PASSWORD_REMOVED = "password_removed"  # noqa: S105 (one not shown to be the holder's)
     PROVIDER_LINKED = "provider_linked"
     PROVIDER_UNLINKED = "provider_unlinked"
     SECOND_FACTOR_ADDED = "second_factor_added"

@@ -2,8 +2,9 @@
 the password. Asking answers alike for every address: the request only promises a mail job,
 which looks the account up when it runs and mails a code and a link to an enabled account,
 nothing to any other address. The code and link are email_codes.py's (single use, ten minutes,
-five tries per code). A code proves the address, so it confirms an unconfirmed one, though not
-the password someone else may have set on it. Why: docs/decisions.md, "Email sign-in codes"."""
+five tries per code). A code proves the address, so it confirms an unconfirmed one; a password
+set on it before then may be a stranger's who signed up with the address first, and is removed.
+Why: docs/decisions.md, "Email sign-in codes"."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from app.domain.audit import AuditName, ClientInfo
 from app.domain.clients.sites import Site
 from app.domain.events import EventType
 from app.domain.mail.outbox import Job, keep_token, kept_token, schedule
+from app.domain.sessions import sessions
 from app.infra.mail import Message
 from app.infra.settings import settings
 from app.models import MailJob, User
@@ -92,10 +94,23 @@ def _proved(email_key: str, client: ClientInfo) -> User:
     if user is None or user.disabled_at is not None:
         raise InvalidEmailCode()
     if not user.email_verified:  # the code went to the address: it is the holder's now
+        if user.password_hash is not None:
+            _remove_squatters_password(user, client)
         accounts.prove_address(user)
         events.emit(EventType.USER_UPDATED, user.id,
                     {"changed": ["email_verified"], "email_verified": True})
     return user
+
+
+def _remove_squatters_password(user: User, client: ClientInfo) -> None:
+    """The first proof of the address finds a password: whoever set it never proved the inbox,
+    and may be someone who signed up with another person's address to wait for them. What a
+    reset does: the password goes and every session ends (the sign-in makes its own after);
+    the holder can add a password from the account page (lifecycle/first_password.py)."""
+    accounts.set_password(user, None)
+    sessions.revoke_all(user.id, "unproved_password_removed")
+    audit.record(AuditName.UNPROVED_PASSWORD_REMOVED, client, user_id=user.id)
+    schedule(MailJob.PASSWORD_REMOVED, {"to": user.email})
 
 
 @writes

@@ -68,6 +68,11 @@ def password_changed(to: str, unlinked: list[str] | None = None) -> Message:
                     unlinked=_names(unlinked or []), unlinked_count=len(unlinked or []))
 
 
+def password_removed(to: str) -> Message:
+    """After a sign-in that proved the address removed a password set before anyone had."""
+    return _message(to, _l("The password of your account was removed"), "password_removed")
+
+
 def provider_linked(to: str, provider: str, *, took_over: bool = False) -> Message:
     """A provider can now sign in to the account (`took_over`: and its password was removed)."""
     return _message(to, _l("%(provider)s was linked to your account", provider=_names([provider])),

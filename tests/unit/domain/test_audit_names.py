@@ -28,8 +28,9 @@ WRITTEN = {
     "signing_key_revoked", "token_refreshed", "token_revoked", "reset_password_sent",
     "confirm_email_sent", "change_email_sent", "undo_email_change_sent", "undo_deletion_sent",
 }
-# Added since, with the ways in without a password (the email code, a first password).
-ADDED = {"email_code_sent", "email_code_failed", "password_set"}
+# Added since, with the ways in without a password (the email code, a first password, the
+# password a code's sign-in removes).
+ADDED = {"email_code_sent", "email_code_failed", "password_set", "unproved_password_removed"}
 
 
 def test_the_enum_holds_the_names_written_before_and_those_added_since():

@@ -153,8 +153,9 @@ LINKS = {
     "/email-change/undo": MailedLink(
         _l("Give your account its address back"), _l("Give the address back"),
         address_change.undo_change,
-        N_("Your account's address is %(email)s again, and every device is signed out. Choose "
-           "a new password now.")),
+        N_("Your account's address is %(email)s again, and every device is signed out. Its "
+           "password was removed, since whoever moved the account knew it: choose a new one "
+           "with “Forgot your password?” on the sign-in page.")),
     "/account/restore": MailedLink(_l("Restore your account"), _l("Restore my account"),
                                    leaving.restore,
                                    N_("Your account %(email)s is back. Sign in to use it.")),

@@ -111,7 +111,9 @@ def confirm_change(raw: str, client: ClientInfo) -> User:
 def undo_change(raw: str, client: ClientInfo) -> User:
     """Open the old address's link: the address comes back, every session ends (whoever made
     the change is signed out) and the undo links of the changes made after this one die (they
-    give back addresses the mover chose); older ones live on."""
+    give back addresses the mover chose); older ones live on. The password goes too: a change
+    asks for it, so whoever made one knew it. The owner sets a new one by a reset link to the
+    address that came back."""
     row = mailed_links.live(raw, UNDO)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or not mailed_links.claim(row):
@@ -124,6 +126,8 @@ def undo_change(raw: str, client: ClientInfo) -> User:
     # recovery codes) were the mover's: a way back in for them, or a lock on the owner.
     identities.unlink_all(user.id, client, since=row.created_at)
     second_factors.remove_added_since(user, row.created_at)
+    if user.password_hash is not None:
+        accounts.set_password(user, None)
     sessions.revoke_all(user.id, "email_change_undone")
     return user
 

@@ -113,6 +113,26 @@ def test_an_undo_ends_the_movers_pending_links(app, client, user, moved_twice, m
     assert _email(app, user.id) == OWNER
 
 
+def test_an_undo_removes_the_password_the_mover_knew(app, client, user, moved_twice, mailbox):
+    """A change asks for the password: whoever made it knows it, and would sign back in with it
+    and move the account again. The owner chooses a new one through a reset link to the
+    address that came back."""
+    to_owner, _, _ = moved_twice
+    undone = _open(app.test_client(), "/email-change/undo", to_owner)
+    assert undone.status_code == 200 and "password was removed" in undone.text
+    for path in ("/api/v2/auth/login", "/api/v1/auth/login"):
+        again = client.post(path, json={"email": OWNER, "password": user.password})
+        assert again.status_code == 401, (path, again.get_json())
+    with app.app_context():
+        assert db.session.get(User, user.id).password_hash is None
+    assert client.post("/api/v2/auth/forgot-password", json={"email": OWNER}).status_code == 202
+    reset = client.post("/api/v2/auth/reset-password", json={
+        "token": _token(mailbox, OWNER, "/reset-password"), "new_password": PASSPHRASE})
+    assert reset.status_code == 200, reset.get_json()
+    assert client.post("/api/v2/auth/login", json={
+        "email": OWNER, "password": PASSPHRASE}).status_code == 200
+
+
 def test_a_change_link_asked_from_an_address_the_account_has_left_is_not_mailed(app, user):
     with app.app_context():
         job = Job(id="job-1", kind="email_change", attempts=0,

@@ -57,19 +57,21 @@ def _looks(options: dict[str, Any]) -> Looks:
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(sites.SUPPORTED_SCOPES),
               help="A scope the client may ask for; repeat (default: openid email profile).")
 @click.option("--third-party", is_flag=True, help="Not one of the family's own sites.")
+@click.option("--no-email-code", "no_email_code", is_flag=True,
+              help="Its sign-ins do not offer a code mailed to the address.")
 @BACKCHANNEL
 @_looks_options
 @friendly_errors
 def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...],
              post_logout_uris: tuple[str, ...], confidential: str | None,
-             scopes: tuple[str, ...], third_party: bool, backchannel_logout_uri: str | None,
-             **looks: Any) -> None:
+             scopes: tuple[str, ...], third_party: bool, no_email_code: bool,
+             backchannel_logout_uri: str | None, **looks: Any) -> None:
     """Register a new site (a name that exists is refused: see `sites update`)."""
     added = registration.add_site(name, list(redirect_uris), list(origins), Registration(
         post_logout_redirect_uris=list(post_logout_uris) or None,
         auth_method=confidential or sites.PUBLIC, scopes=list(scopes) or None,
         first_party=not third_party, looks=_looks(looks),
-        backchannel_logout_uri=backchannel_logout_uri))
+        backchannel_logout_uri=backchannel_logout_uri, email_code_sign_in=not no_email_code))
     click.echo(f"Registered {added.site.name}: {', '.join(added.site.redirect_uris)}")
     _echo_secret(added.client_secret)
 
@@ -87,19 +89,21 @@ def add_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...]
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(sites.SUPPORTED_SCOPES),
               help="Replaces the scopes it may ask for.")
 @click.option("--third-party/--first-party", default=None, help="Change which it is.")
+@click.option("--email-code/--no-email-code", "email_code", default=None,
+              help="Whether its sign-ins offer a code mailed to the address.")
 @BACKCHANNEL
 @_looks_options
 @friendly_errors
 def update_site(name: str, redirect_uris: tuple[str, ...], origins: tuple[str, ...],
                 post_logout_uris: tuple[str, ...], confidential: str | None, public: bool,
-                scopes: tuple[str, ...], third_party: bool | None,
+                scopes: tuple[str, ...], third_party: bool | None, email_code: bool | None,
                 backchannel_logout_uri: str | None, **looks: Any) -> None:
     """Change what is given; everything else stays as it is."""
     updated = registration.update_site(name, Changes(
         list(redirect_uris) or None, list(origins) or None, list(post_logout_uris) or None,
         sites.PUBLIC if public else confidential, list(scopes) or None,
         None if third_party is None else not third_party, _looks(looks),
-        backchannel_logout_uri))
+        backchannel_logout_uri, email_code))
     click.echo(f"Updated {updated.site.name}.")
     _echo_secret(updated.client_secret)
 
@@ -169,7 +173,8 @@ def _show(site: Site, *, looks: bool = False) -> None:
     source = " (SVC_CLIENT_SITES)" if site.from_settings else ""
     kind = "public" if site.is_public else f"confidential, {site.auth_method}"
     party = "first-party" if site.first_party else "third-party"
-    click.echo(f"{site.name}{source}: {kind}, {party}, scopes {' '.join(site.allowed_scopes)}")
+    click.echo(f"{site.name}{source}: {kind}, {party}, scopes {' '.join(site.allowed_scopes)}"
+               + ("" if site.email_code_sign_in else ", no email codes"))
     for uri in site.redirect_uris:
         click.echo(f"  redirect_uri {uri}")
     for origin in site.origins:

@@ -56,6 +56,7 @@ class Registration:
     first_party: bool = True
     looks: Looks | None = None
     backchannel_logout_uri: str | None = None
+    email_code_sign_in: bool = True  # whether its sign-ins may use a mailed code
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class Changes:
     first_party: bool | None = None
     looks: Looks | None = None
     backchannel_logout_uri: str | None = None
+    email_code_sign_in: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,8 @@ def add_site(name: str, redirect_uris: list[str], origins: list[str],
     return _apply(row, Changes(redirect_uris, origins, registration.post_logout_redirect_uris,
                                registration.auth_method, registration.scopes,
                                registration.first_party, registration.looks,
-                               registration.backchannel_logout_uri),
+                               registration.backchannel_logout_uri,
+                               registration.email_code_sign_in),
                   clear_unset_client=True)
 
 
@@ -237,6 +240,8 @@ def _apply(row: ClientSite, changes: Changes, *, clear_unset_client: bool = Fals
         row.scopes = changes.scopes
     if changes.first_party is not None:
         row.first_party = changes.first_party
+    if changes.email_code_sign_in is not None:
+        row.email_code_sign_in = changes.email_code_sign_in
     if changes.auth_method is not None:
         row.token_endpoint_auth_method = changes.auth_method
     if changes.backchannel_logout_uri is not None:

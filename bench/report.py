@@ -21,11 +21,11 @@ from log import STARTED
 from report_production import production_section
 from wrk import Result
 
-# Targets (issue 7, item 6)
-VERIFY_RATIO_TARGET = 0.70
+# Targets (issue 7, item 6; the ratios raised by issue 34, as docs/benchmarks.md states them)
+VERIFY_RATIO_TARGET = 0.75
 VERIFY_P99_TARGET_MS = 15.0
 SATURATION_MAX_TARGET_MS = 100.0
-LOGIN_RATIO_TARGET = 0.85
+LOGIN_RATIO_TARGET = 0.90
 SCALING_TARGET = 0.10
 
 

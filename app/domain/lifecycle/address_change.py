@@ -112,8 +112,8 @@ def undo_change(raw: str, client: ClientInfo) -> User:
     """Open the old address's link: the address comes back, every session ends (whoever made
     the change is signed out) and the undo links of the changes made after this one die (they
     give back addresses the mover chose); older ones live on. The password goes too: a change
-    asks for it, so whoever made one knew it. The owner sets a new one by a reset link to the
-    address that came back."""
+    asks for it (or a second factor's fresh code), so whoever made one most likely knew it. The
+    owner sets a new one by a reset link to the address that came back."""
     row = mailed_links.live(raw, UNDO)
     user = db.session.get(User, row.user_id) if row else None
     if row is None or user is None or not mailed_links.claim(row):

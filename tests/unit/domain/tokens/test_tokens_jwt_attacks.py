@@ -11,6 +11,7 @@ import base64
 import hmac
 import json
 import socket
+import threading
 from collections.abc import Callable
 from hashlib import sha256
 from typing import Any
@@ -142,17 +143,23 @@ def forge(service_key, valid_claims, good_header):  # type: ignore[no-untyped-de
 
 @pytest.fixture
 def no_network(monkeypatch) -> list[Any]:  # type: ignore[no-untyped-def]
-    """Record (and refuse) any attempt to open a connection while the test runs."""
+    """Record (and refuse) any attempt to open a connection from the test's thread, where the
+    test client serves the request. Other threads of the process (an earlier test's Redis
+    subscriber reconnecting, say) connect as usual: theirs are not the request's."""
     attempts: list[Any] = []
+    test_thread = threading.current_thread()
 
-    def refuse(*args: Any, **_kwargs: Any) -> Any:
-        attempts.append(args)
-        raise OSError("the test forbids outbound connections")
+    def refusing(real: Any) -> Any:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not test_thread:
+                return real(*args, **kwargs)
+            attempts.append(args[1:] if args and isinstance(args[0], socket.socket) else args)
+            raise OSError("the test forbids outbound connections")
+        return refuse
 
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    for owner, name in ((socket.socket, "connect"), (socket.socket, "connect_ex"),
+                        (socket, "create_connection"), (socket, "getaddrinfo")):
+        monkeypatch.setattr(owner, name, refusing(getattr(owner, name)))
     return attempts
 
 
